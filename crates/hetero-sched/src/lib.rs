@@ -1,0 +1,3 @@
+//! Splitting work between CPUs and GPUs (calibrated static splits, dynamic multi-grain queues)
+//! and autotuning (parameter spaces, search strategies, a persistent tuning cache). See the book,
+//! part "Scheduling and tuning".

@@ -1,0 +1,3 @@
+//! Parallel prefix operations on CPUs and GPUs: batched, segmented and single-pass scans;
+//! batched tridiagonal solvers (Thomas, CR, PCR, RR, Wang & Mou, TPR); bitonic merge comb sort.
+//! See the book, part "Prefix operations".

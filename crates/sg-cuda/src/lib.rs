@@ -1,0 +1,3 @@
+//! Sparse grid operations on NVIDIA GPUs: device-resident grids, hierarchization, batched
+//! evaluation and spvm kernels, and the split of evaluation between CPU and GPU. See the book, part
+//! "Sparse grids on GPUs".

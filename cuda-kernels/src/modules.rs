@@ -1,0 +1,105 @@
+//! The kernel files embedded by `build.rs`, and the per-process cache of loaded modules.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::{CudaContext, CudaModule};
+use cudarc::nvrtc::{CompileOptions, Ptx};
+
+use crate::error::{Error, Result};
+
+/// One `.cu` file of the crate as the build embedded it.
+#[derive(Debug, Clone, Copy)]
+pub struct EmbeddedModule {
+    /// Path below `cuda-kernels/` without the extension, e.g. `"blas/axpy"`.
+    pub name: &'static str,
+    /// The source with its quoted `#include`s inlined (for NVRTC).
+    pub source: &'static str,
+    /// PTX from `nvcc`, when it was found at build time.
+    pub ptx: Option<&'static str>,
+    /// The virtual architecture the PTX targets.
+    pub ptx_arch: &'static str,
+}
+
+static EMBEDDED: &[EmbeddedModule] = include!(concat!(env!("OUT_DIR"), "/embedded_modules.rs"));
+
+/// Every kernel file of the build.
+pub fn embedded_modules() -> &'static [EmbeddedModule] {
+    EMBEDDED
+}
+
+/// True when the build found `nvcc` and embedded PTX.
+pub fn nvcc_ptx_embedded() -> bool {
+    EMBEDDED.iter().any(|m| m.ptx.is_some())
+}
+
+/// How a module reached the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompilePath {
+    /// PTX compiled by `nvcc` at build time.
+    NvccPtx,
+    /// Source compiled by NVRTC at run time for the device's compute capability.
+    Nvrtc,
+}
+
+type CacheKey = (usize, &'static str);
+type Cache = Mutex<HashMap<CacheKey, (Arc<CudaModule>, CompilePath)>>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// `HETKIT_FORCE_NVRTC=1` skips embedded PTX, so one build can test both paths.
+fn force_nvrtc() -> bool {
+    std::env::var("HETKIT_FORCE_NVRTC").is_ok_and(|v| v == "1")
+}
+
+/// Loads `name` on `ctx` once per process and device.
+pub(crate) fn load(ctx: &Arc<CudaContext>, cc: (i32, i32), name: &str) -> Result<(Arc<CudaModule>, CompilePath)> {
+    let module = EMBEDDED
+        .iter()
+        .find(|m| m.name == name)
+        .ok_or_else(|| Error::UnknownModule(name.to_string()))?;
+    let key = (ctx.ordinal(), module.name);
+    // The lock is held while compiling so two threads never compile the same module twice.
+    let mut cache = cache().lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(hit) = cache.get(&key) {
+        return Ok(hit.clone());
+    }
+    let loaded = load_uncached(ctx, cc, module)?;
+    cache.insert(key, loaded.clone());
+    Ok(loaded)
+}
+
+fn load_uncached(ctx: &Arc<CudaContext>, cc: (i32, i32), module: &EmbeddedModule) -> Result<(Arc<CudaModule>, CompilePath)> {
+    if let (Some(ptx), false) = (module.ptx, force_nvrtc()) {
+        match ctx.load_module(Ptx::from_src(ptx)) {
+            Ok(m) => return Ok((m, CompilePath::NvccPtx)),
+            // An older driver rejects PTX of a newer ISA: NVRTC (matching the driver) can still help.
+            Err(e) => tracing::warn!(module = module.name, error = ?e, "embedded PTX rejected, trying NVRTC"),
+        }
+    }
+    let ptx = nvrtc_compile(module, cc)?;
+    let m = ctx.load_module(ptx)?;
+    Ok((m, CompilePath::Nvrtc))
+}
+
+fn nvrtc_compile(module: &EmbeddedModule, (major, minor): (i32, i32)) -> Result<Ptx> {
+    // SAFETY: only probes whether the shared library can be opened.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(Error::NoNvrtc { module: module.name.to_string() });
+    }
+    let _span = tracing::info_span!("nvrtc_compile", module = module.name).entered();
+    let opts = CompileOptions {
+        options: vec![
+            format!("--gpu-architecture=compute_{major}{minor}"),
+            "-std=c++17".to_string(),
+            "-lineinfo".to_string(),
+            "-DHETKIT_NVRTC=1".to_string(),
+        ],
+        name: Some(format!("{}.cu", module.name)),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(module.source, opts).map_err(|e| Error::compile(module.name, e))
+}

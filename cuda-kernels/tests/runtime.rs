@@ -1,0 +1,104 @@
+use cuda_kernels::{CompilePath, Error, Gpu, axpy, axpy_cpu, driver_present, embedded_modules, nvcc_ptx_embedded};
+use hetkit_testkit::{assert_close, gpu_or_skip, rng};
+use rand::Rng;
+
+#[test]
+fn gpu_new_reports_missing_driver_without_panicking() {
+    match Gpu::new(0) {
+        Err(Error::NoDriver) => assert!(!driver_present(), "NoDriver although libcuda loads"),
+        Err(Error::NoDevice { ordinal, .. }) => assert_eq!(ordinal, 0),
+        Ok(gpu) => assert!(gpu.props().sm_count > 0),
+        Err(e) => panic!("unexpected error: {e}"),
+    }
+    if !driver_present() {
+        assert!(matches!(Gpu::new(0), Err(Error::NoDriver)));
+        assert!(matches!(Gpu::new(7), Err(Error::NoDriver)));
+    }
+}
+
+#[test]
+fn far_ordinal_is_no_device() {
+    if let Err(e) = Gpu::new(10_000) {
+        assert!(e.is_no_gpu(), "{e}");
+    } else {
+        panic!("device 10000 exists?");
+    }
+}
+
+#[test]
+fn every_kernel_file_is_embedded_with_source() {
+    let names: Vec<_> = embedded_modules().iter().map(|m| m.name).collect();
+    assert!(names.contains(&"blas/axpy"), "{names:?}");
+    for m in embedded_modules() {
+        assert!(!m.source.contains("#include \""), "{}: quoted include left for NVRTC", m.name);
+        assert!(m.source.contains("extern \"C\""), "{}: no entry point", m.name);
+    }
+}
+
+#[test]
+fn cpu_axpy_rejects_mismatched_lengths() {
+    let mut y = vec![0.0f64; 3];
+    assert!(matches!(axpy_cpu(1.0, &[1.0, 2.0], &mut y), Err(Error::Invalid(_))));
+}
+
+/// Random x, y of length n: the GPU's a x + y against the CPU oracle.
+macro_rules! check_axpy {
+    ($t:ty, $gpu:expr, $n:expr, $a:expr, $r:expr, $tol:expr) => {{
+        let x: Vec<$t> = (0..$n).map(|_| $r.random()).collect();
+        let y: Vec<$t> = (0..$n).map(|_| $r.random()).collect();
+        let mut want = y.clone();
+        axpy_cpu($a, &x, &mut want).unwrap();
+        let dx = $gpu.upload(&x).unwrap();
+        let mut dy = $gpu.upload(&y).unwrap();
+        axpy($gpu, $a, &dx, &mut dy).unwrap();
+        assert_close(&$gpu.download(&dy).unwrap(), &want, $tol);
+    }};
+}
+
+#[test]
+fn gpu_axpy_matches_cpu() {
+    let Some(gpu) = gpu_or_skip("gpu_axpy_matches_cpu") else { return };
+    println!("{}", gpu.props());
+    println!("blas/axpy reached the device by {:?} (PTX embedded: {})", gpu.compile_path("blas/axpy").unwrap(), nvcc_ptx_embedded());
+    let mut r = rng("gpu_axpy_matches_cpu");
+    for n in [0, 1, 2, 31, 32, 33, 255, 256, 257, 1 << 20, (1 << 22) + 7] {
+        // One rounding apart: the kernel may fuse a*x+y into an FMA.
+        check_axpy!(f32, &gpu, n, 1.5f32, r, 1e-6);
+        check_axpy!(f64, &gpu, n, -0.75f64, r, 1e-15);
+    }
+}
+
+#[test]
+fn gpu_axpy_length_mismatch_is_an_error() {
+    let Some(gpu) = gpu_or_skip("gpu_axpy_length_mismatch_is_an_error") else { return };
+    let x = gpu.upload(&[1.0f32; 4]).unwrap();
+    let mut y = gpu.upload(&[1.0f32; 5]).unwrap();
+    assert!(matches!(axpy(&gpu, 1.0, &x, &mut y), Err(Error::Invalid(_))));
+}
+
+#[test]
+fn gpu_module_cache_and_compile_path() {
+    let Some(gpu) = gpu_or_skip("gpu_module_cache_and_compile_path") else { return };
+    let first = gpu.compile_path("blas/axpy").unwrap();
+    // A second handle on the same device shares the process-wide cache.
+    let other = Gpu::new(0).unwrap();
+    assert_eq!(other.compile_path("blas/axpy").unwrap(), first);
+    let forced = std::env::var("HETKIT_FORCE_NVRTC").is_ok_and(|v| v == "1");
+    if forced || !nvcc_ptx_embedded() {
+        assert_eq!(first, CompilePath::Nvrtc);
+    } else {
+        assert_eq!(first, CompilePath::NvccPtx);
+    }
+    assert!(matches!(gpu.function("no/such", "f"), Err(Error::UnknownModule(_))));
+    assert!(gpu.function("blas/axpy", "no_such_kernel").is_err());
+}
+
+#[test]
+fn gpu_timer_measures_positive_time() {
+    let Some(gpu) = gpu_or_skip("gpu_timer_measures_positive_time") else { return };
+    let x = gpu.zeros::<f32>(1 << 22).unwrap();
+    let mut y = gpu.zeros::<f32>(1 << 22).unwrap();
+    let timer = cuda_kernels::GpuTimer::new(&gpu).unwrap();
+    let s = timer.stats(&gpu, 2, 5, || axpy(&gpu, 1.0f32, &x, &mut y)).unwrap();
+    assert!(s.min_ms > 0.0 && s.min_ms <= s.median_ms && s.median_ms <= s.max_ms, "{s:?}");
+}
