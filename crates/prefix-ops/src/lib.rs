@@ -1,3 +1,10 @@
 //! Parallel prefix operations on CPUs and GPUs: batched, segmented and single-pass scans;
 //! batched tridiagonal solvers (Thomas, CR, PCR, RR, Wang & Mou, TPR); bitonic merge comb sort.
 //! See the book, part "Prefix operations".
+
+mod error;
+pub mod scan;
+pub mod sort;
+pub mod tridiagonal;
+
+pub use error::{Error, Result};

@@ -1,0 +1,1 @@
+//! Scans: inclusive and exclusive, batched, segmented and single-pass, on CPU and GPU.

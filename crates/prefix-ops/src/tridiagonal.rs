@@ -1,0 +1,1 @@
+//! Batched tridiagonal solvers on CPU and GPU.
