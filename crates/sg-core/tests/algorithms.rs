@@ -247,9 +247,9 @@ fn fastsg_test_function_on_boundary_grids() {
 }
 
 #[test]
-fn hierarchization_dimension_order_does_not_matter() {
-    // Hierarchizing dimensions in reverse order = dehierarchize's inverse applied to the forward
-    // result: check hierarchize∘dehierarchize = identity as well (§14.4 items 17–18).
+fn hierarchize_inverts_dehierarchize() {
+    // §14.4 item 17, the other direction: hierarchize(dehierarchize(α)) = α, also mixing the
+    // recursive (dimensions in reverse) and non-recursive (forward) forms.
     let mut rng = hetkit_testkit::rng("order");
     for spec in specs() {
         let alpha = random_values(&mut rng, spec.len() as usize);
@@ -341,14 +341,14 @@ fn integral_and_error() {
         prev = err;
     }
     // Multilinear on a boundary grid: exact integral 1 + 1 - 1/4.
-    let mut g = Grid::from_fn(GridSpec::regular(3, 2).unwrap().with_boundary(), |x| 1.0 + 2.0 * x[0] - x[1] * x[2]).unwrap();
+    let mut g = Grid::<f64>::from_fn(GridSpec::regular(3, 2).unwrap().with_boundary(), |x| 1.0 + 2.0 * x[0] - x[1] * x[2]).unwrap();
     g.hierarchize();
     assert!((g.integral() - 1.75).abs() < 1e-14);
     // Eq. 3.20: zero for functions in the space, decreasing with n for the parabola.
     let pts = Array2::from_shape_fn((40, 2), |(i, t)| ((i * 7 + t * 13) % 41) as f64 / 40.0);
     let mut prev = f64::INFINITY;
     for n in 2..=6 {
-        let mut g = Grid::from_fn(GridSpec::regular(2, n).unwrap(), |x| x[0].sin() * x[1].exp()).unwrap();
+        let mut g = Grid::<f64>::from_fn(GridSpec::regular(2, n).unwrap(), |x| x[0].sin() * x[1].exp()).unwrap();
         g.hierarchize();
         let e = g.error(pts.view(), |x| x[0].sin() * x[1].exp()).unwrap();
         assert!(e < prev, "n={n}: {e} >= {prev}");
