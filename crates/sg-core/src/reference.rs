@@ -270,7 +270,7 @@ pub fn evaluate_batch_into<T: Real>(
 
 /// Validates a flat `m × d` point array; returns `m`.
 pub(crate) fn check_points<T: Real>(d: usize, points: &[T]) -> Result<usize> {
-    if points.len() % d != 0 {
+    if !points.len().is_multiple_of(d) {
         return Err(SgError::LengthMismatch {
             what: "points (m × d)",
             expected: points.len() / d * d,
@@ -430,7 +430,7 @@ pub fn spvm<T: Real>(x: &[T], ix: &[usize], a: &[T], p: usize) -> Result<Vec<T>>
     if x.len() != ix.len() {
         return Err(SgError::LengthMismatch { what: "spvm row indices", expected: x.len(), got: ix.len() });
     }
-    if p == 0 || a.len() % p != 0 {
+    if p == 0 || !a.len().is_multiple_of(p) {
         return Err(SgError::LengthMismatch {
             what: "spvm matrix (rows × p)",
             expected: a.len() / p.max(1) * p.max(1),

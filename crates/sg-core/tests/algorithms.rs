@@ -209,7 +209,10 @@ fn zero_boundary_interpolant_vanishes_on_boundary() {
 fn boundary_grids_reproduce_multilinear_functions() {
     let mut rng = hetkit_testkit::rng("multilinear");
     let f = |x: &[f64]| 1.0 + 2.0 * x[0] - x[1] * x[2];
-    for spec in [GridSpec::regular(3, 3).unwrap().with_boundary(), GridSpec::truncated(3, 4, &[4, 1, 2]).unwrap().with_boundary()] {
+    for spec in [
+        GridSpec::regular(3, 3).unwrap().with_boundary(),
+        GridSpec::truncated(3, 4, &[4, 1, 2]).unwrap().with_boundary(),
+    ] {
         let mut g = Grid::from_fn(spec.clone(), f).unwrap();
         g.hierarchize();
         for p in spec.points() {
@@ -268,7 +271,9 @@ fn hierarchize_inverts_dehierarchize() {
 #[test]
 fn vector_grid_is_s_scalar_grids_and_spvm() {
     let mut rng = hetkit_testkit::rng("vector_grid");
-    for spec in [GridSpec::regular(3, 3).unwrap(), GridSpec::truncated(2, 4, &[4, 2]).unwrap().with_boundary()] {
+    for spec in
+        [GridSpec::regular(3, 3).unwrap(), GridSpec::truncated(2, 4, &[4, 2]).unwrap().with_boundary()]
+    {
         let s = 5;
         let comps: Vec<Grid<f64>> = (0..s)
             .map(|_| Grid::from_values(spec.clone(), random_values(&mut rng, spec.len() as usize)).unwrap())
@@ -296,7 +301,11 @@ fn vector_grid_is_s_scalar_grids_and_spvm() {
         let pts = Array2::from_shape_fn((7, spec.dim()), |(i, t)| ((i * 3 + t) % 8) as f64 / 7.0);
         let batch = vg.evaluate_batch(pts.view()).unwrap();
         for (i, row) in pts.rows().into_iter().enumerate() {
-            assert_close(batch.row(i).as_slice().unwrap(), &vg.evaluate(row.as_slice().unwrap()).unwrap(), 1e-13);
+            assert_close(
+                batch.row(i).as_slice().unwrap(),
+                &vg.evaluate(row.as_slice().unwrap()).unwrap(),
+                1e-13,
+            );
         }
         let ints = vg.integral();
         for c in 0..s {
@@ -341,14 +350,18 @@ fn integral_and_error() {
         prev = err;
     }
     // Multilinear on a boundary grid: exact integral 1 + 1 - 1/4.
-    let mut g = Grid::<f64>::from_fn(GridSpec::regular(3, 2).unwrap().with_boundary(), |x| 1.0 + 2.0 * x[0] - x[1] * x[2]).unwrap();
+    let mut g = Grid::<f64>::from_fn(GridSpec::regular(3, 2).unwrap().with_boundary(), |x| {
+        1.0 + 2.0 * x[0] - x[1] * x[2]
+    })
+    .unwrap();
     g.hierarchize();
     assert!((g.integral() - 1.75).abs() < 1e-14);
     // Eq. 3.20: zero for functions in the space, decreasing with n for the parabola.
     let pts = Array2::from_shape_fn((40, 2), |(i, t)| ((i * 7 + t * 13) % 41) as f64 / 40.0);
     let mut prev = f64::INFINITY;
     for n in 2..=6 {
-        let mut g = Grid::<f64>::from_fn(GridSpec::regular(2, n).unwrap(), |x| x[0].sin() * x[1].exp()).unwrap();
+        let mut g =
+            Grid::<f64>::from_fn(GridSpec::regular(2, n).unwrap(), |x| x[0].sin() * x[1].exp()).unwrap();
         g.hierarchize();
         let e = g.error(pts.view(), |x| x[0].sin() * x[1].exp()).unwrap();
         assert!(e < prev, "n={n}: {e} >= {prev}");
@@ -370,7 +383,10 @@ fn evaluation_rejects_bad_points() {
     assert!(matches!(g.evaluate(&[f64::NAN, 0.5]), Err(SgError::NonFinite { .. })));
     assert!(matches!(g.evaluate_recursive(&[f64::INFINITY, 0.5]), Err(SgError::NonFinite { .. })));
     let pts = Array2::from_shape_vec((2, 3), vec![0.1; 6]).unwrap();
-    assert!(matches!(g.evaluate_batch(pts.view()), Err(SgError::LengthMismatch { what: "point columns", .. })));
+    assert!(matches!(
+        g.evaluate_batch(pts.view()),
+        Err(SgError::LengthMismatch { what: "point columns", .. })
+    ));
     let pts = Array2::from_shape_vec((2, 2), vec![0.1, 0.2, 0.3, f64::NAN]).unwrap();
     assert!(matches!(g.evaluate_batch(pts.view()), Err(SgError::NonFinite { row: 1, dim: 1, .. })));
     let empty = Array2::<f64>::zeros((0, 2));
@@ -379,8 +395,14 @@ fn evaluation_rejects_bad_points() {
     let t = Array2::from_shape_vec((2, 3), vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6]).unwrap();
     let ys = g.evaluate_batch(t.t()).unwrap();
     assert!((ys[1] - g.evaluate(&[0.2, 0.5]).unwrap()).abs() < 1e-15);
-    assert!(matches!(Grid::from_values(GridSpec::regular(2, 3).unwrap(), vec![0.0; 3]), Err(SgError::LengthMismatch { .. })));
-    assert!(matches!(VectorGrid::<f64>::from_values(GridSpec::regular(2, 3).unwrap(), 0, vec![]), Err(SgError::LengthMismatch { .. })));
+    assert!(matches!(
+        Grid::from_values(GridSpec::regular(2, 3).unwrap(), vec![0.0; 3]),
+        Err(SgError::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        VectorGrid::<f64>::from_values(GridSpec::regular(2, 3).unwrap(), 0, vec![]),
+        Err(SgError::LengthMismatch { .. })
+    ));
 }
 
 #[test]

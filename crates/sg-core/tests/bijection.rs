@@ -96,7 +96,10 @@ fn exhaustive_bijectivity_on_small_grids() {
 /// lexicographically (dimension 0 first, 0 < 1 < interior), then the zero-boundary order.
 #[test]
 fn boundary_face_order_is_the_documented_one() {
-    for spec in [GridSpec::regular(3, 3).unwrap().with_boundary(), GridSpec::truncated(3, 3, &[1, 3, 2]).unwrap().with_boundary()] {
+    for spec in [
+        GridSpec::regular(3, 3).unwrap().with_boundary(),
+        GridSpec::truncated(3, 3, &[1, 3, 2]).unwrap().with_boundary(),
+    ] {
         let key = |l: &[u32], i: &[u32]| {
             let sym: Vec<u32> = l.iter().zip(i).map(|(&l, &i)| if l == 0 { i } else { 2 }).collect();
             let nb = sym.iter().filter(|&&s| s < 2).count();
@@ -148,7 +151,10 @@ fn digest_oracle_values() {
     let mut i = [1; 10];
     i[9] = 1023;
     assert_eq!(spec.gp2idx(&one([0, 0, 0, 0, 0, 0, 0, 0, 0, 9]), &i).unwrap(), 32_978_944);
-    assert_eq!(spec.gp2idx(&one([1, 2, 0, 0, 0, 0, 0, 0, 0, 3]), &[3, 5, 1, 1, 1, 1, 1, 1, 1, 9]).unwrap(), 383_925);
+    assert_eq!(
+        spec.gp2idx(&one([1, 2, 0, 0, 0, 0, 0, 0, 0, 3]), &[3, 5, 1, 1, 1, 1, 1, 1, 1, 9]).unwrap(),
+        383_925
+    );
     // Fig. 3.6 corrected: point (0.875, 0.125), 0-based l = (2, 2) -> 41 + 32 + 12 = 85.
     let spec = GridSpec::truncated(2, 5, &[5, 3]).unwrap();
     assert_eq!(spec.gp2idx(&[3, 3], &[7, 1]).unwrap(), 85);
@@ -239,10 +245,12 @@ fn round_trip_on_large_grids_sampled() {
 }
 
 fn arb_spec() -> impl Strategy<Value = GridSpec> {
-    (1usize..=6, 1u32..=7, any::<bool>(), proptest::collection::vec(1u32..=7, 6)).prop_map(|(d, n, bnd, c)| {
-        let spec = GridSpec::truncated(d, n, &c[..d]).unwrap();
-        if bnd { spec.with_boundary() } else { spec }
-    })
+    (1usize..=6, 1u32..=7, any::<bool>(), proptest::collection::vec(1u32..=7, 6)).prop_map(
+        |(d, n, bnd, c)| {
+            let spec = GridSpec::truncated(d, n, &c[..d]).unwrap();
+            if bnd { spec.with_boundary() } else { spec }
+        },
+    )
 }
 
 proptest! {

@@ -164,7 +164,10 @@ fn validation_errors() {
     assert_eq!(GridSpec::truncated(2, 3, &[3]), Err(SgError::TruncationLength { expected: 2, got: 1 }));
     assert_eq!(GridSpec::truncated(3, 3, &[3, 0, 1]), Err(SgError::TruncationZero { dim: 1 }));
     assert!(matches!(GridSpec::regular(32, 30), Err(SgError::TooManyPoints { .. })));
-    assert!(matches!(GridSpec::regular(41, 1).unwrap().try_with_boundary(), Err(SgError::TooManyPoints { .. })));
+    assert!(matches!(
+        GridSpec::regular(41, 1).unwrap().try_with_boundary(),
+        Err(SgError::TooManyPoints { .. })
+    ));
     // Large but representable grids are fine.
     assert_eq!(GridSpec::regular(1, 30).unwrap().len(), (1 << 30) - 1);
     assert_eq!(GridSpec::regular(32, 1).unwrap().with_boundary().len(), 3u64.pow(32));
