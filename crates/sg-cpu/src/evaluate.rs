@@ -1,0 +1,441 @@
+//! Batched evaluation of the interpolant: `u(x_j) = Σ_blocks v[offset + k(x_j)] · φ(x_j)`.
+//!
+//! Loop order (thesis iopt1, Listing 4.3): blocks outer, points inner. Points are processed in
+//! tiles of [`TILE`]; inside a tile the coordinates and the per-dimension basis values are laid
+//! out structure-of-arrays (AoSoA overall), so every inner loop runs over the tile's lanes and
+//! vectorises. The blocks are walked as a trie (see `trie.rs`), which shares basis products and
+//! position prefixes between blocks: per block and point there is about one multiply, one
+//! shift-or, one gather and one multiply-add.
+//!
+//! Variants, all computing each point's sum in the same order, so [`EvalVariant::PointTiles`],
+//! [`EvalVariant::SharedPrefix`] and [`EvalVariant::Cartesian`] return bit-identical results:
+//!
+//! | variant | parallel over | picked when |
+//! |---|---|---|
+//! | `PointTiles` | tiles of points | the default |
+//! | `BlocksParallel` | subtrees of blocks, then a reduction | fewer than `2 · threads` tiles of points |
+//! | `SharedPrefix` | tiles of points | leading columns are constant (a slice through the domain) |
+//! | `Cartesian` | the first factor's values | the points are a lexicographic Cartesian product |
+//!
+//! `BlocksParallel` adds the per-subtree partial sums in a fixed order: deterministic, but
+//! rounded differently from the others (within a few ulps of the sum's magnitude).
+
+use ndarray::ArrayView2;
+use rayon::prelude::*;
+use sg_core::basis::basis_cell;
+use sg_core::{GridSpec, Real, SgError};
+
+use crate::error::{Error, Result};
+use crate::patterns::PointPattern;
+use crate::trie::{Kind, Node, Trie};
+
+/// Points per tile: the lane count of the inner loops (a multiple of every SIMD width).
+pub const TILE: usize = 64;
+
+/// The evaluation variants; see the module documentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvalVariant {
+    /// Parallel over tiles of points.
+    PointTiles,
+    /// Parallel over subtrees of blocks with a final reduction (small batches).
+    BlocksParallel,
+    /// Leading columns shared by all points are computed once per block.
+    SharedPrefix,
+    /// Points forming a lexicographic Cartesian product are expanded factor by factor.
+    Cartesian,
+}
+
+/// An evaluation plan for one grid description: the trie of its blocks.
+#[derive(Debug, Clone)]
+pub struct Evaluator {
+    trie: Trie,
+    len: u64,
+    /// First table row of each dimension's kinds.
+    base: Vec<usize>,
+    rows: usize,
+}
+
+impl Evaluator {
+    /// Builds the trie of `spec`'s blocks (O(blocks x d log blocks)).
+    pub fn new(spec: &GridSpec) -> Result<Self> {
+        let trie = Trie::new(spec)?;
+        let mut base = Vec::with_capacity(trie.d);
+        let mut rows = 0;
+        for k in &trie.kinds {
+            base.push(rows);
+            rows += k.len();
+        }
+        Ok(Evaluator { trie, len: spec.len(), base, rows })
+    }
+
+    /// Number of dimensions.
+    pub fn dim(&self) -> usize {
+        self.trie.d
+    }
+
+    /// Number of blocks of the grid.
+    pub fn blocks(&self) -> usize {
+        self.trie.blocks
+    }
+
+    /// Number of trie nodes: the multiply-and-shift steps per point (leaves included).
+    pub fn trie_nodes(&self) -> usize {
+        self.trie.nodes.len()
+    }
+
+    /// The variant [`evaluate`](Self::evaluate) uses for `points`, and the pattern it found.
+    pub fn choose<T: Real>(&self, points: ArrayView2<'_, T>) -> (EvalVariant, PointPattern<T>) {
+        let m = points.nrows();
+        let pattern = PointPattern::detect(points);
+        let variant = match &pattern {
+            PointPattern::Cartesian { .. } if m >= TILE => EvalVariant::Cartesian,
+            PointPattern::SharedPrefix { .. } if m >= TILE => EvalVariant::SharedPrefix,
+            _ if m.div_ceil(TILE) < 2 * rayon::current_num_threads() && self.blocks() >= 64 => {
+                EvalVariant::BlocksParallel
+            }
+            _ => EvalVariant::PointTiles,
+        };
+        (variant, pattern)
+    }
+
+    /// The interpolant at the rows of `points` (`m x d`); `values` are the surpluses, `s` per
+    /// point. Returns `m x s` values, row-major. Picks the variant with [`choose`](Self::choose).
+    pub fn evaluate<T: Real>(&self, values: &[T], s: usize, points: ArrayView2<'_, T>) -> Result<Vec<T>> {
+        self.check(values, s, points)?;
+        let (variant, pattern) = self.choose(points);
+        let _span = tracing::debug_span!("sg_cpu::evaluate", m = points.nrows(), ?variant).entered();
+        Ok(self.run(variant, pattern, values, s, points))
+    }
+
+    /// The interpolant with a given variant (for tests and benchmarks). A structured variant
+    /// whose pattern the points do not have falls back to `PointTiles`.
+    pub fn evaluate_with<T: Real>(
+        &self,
+        variant: EvalVariant,
+        values: &[T],
+        s: usize,
+        points: ArrayView2<'_, T>,
+    ) -> Result<Vec<T>> {
+        self.check(values, s, points)?;
+        let pattern = match variant {
+            EvalVariant::Cartesian | EvalVariant::SharedPrefix => PointPattern::detect(points),
+            _ => PointPattern::General,
+        };
+        Ok(self.run(variant, pattern, values, s, points))
+    }
+
+    fn run<T: Real>(
+        &self,
+        variant: EvalVariant,
+        pattern: PointPattern<T>,
+        values: &[T],
+        s: usize,
+        points: ArrayView2<'_, T>,
+    ) -> Vec<T> {
+        match (variant, pattern) {
+            (EvalVariant::BlocksParallel, _) => self.blocks_parallel(values, s, points),
+            (EvalVariant::Cartesian, PointPattern::Cartesian { factors }) => {
+                self.cartesian(values, s, &factors)
+            }
+            (EvalVariant::SharedPrefix | EvalVariant::Cartesian, PointPattern::SharedPrefix { prefix }) => {
+                self.point_tiles(values, s, points, prefix)
+            }
+            _ => self.point_tiles(values, s, points, 0),
+        }
+    }
+
+    fn check<T: Real>(&self, values: &[T], s: usize, points: ArrayView2<'_, T>) -> Result<()> {
+        let d = self.dim();
+        if s == 0 || Some(values.len()) != (self.len as usize).checked_mul(s) {
+            return Err(Error::Shape(format!(
+                "{} values for a grid of {} points with {s} values each",
+                values.len(),
+                self.len
+            )));
+        }
+        if points.ncols() != d {
+            return Err(
+                SgError::LengthMismatch { what: "point columns", expected: d, got: points.ncols() }.into()
+            );
+        }
+        for (row, x) in points.outer_iter().enumerate() {
+            for (dim, &v) in x.iter().enumerate() {
+                if !v.is_finite() {
+                    return Err(SgError::NonFinite { row, dim, value: v.to_f64() }.into());
+                }
+                if v < T::zero() || v > T::one() {
+                    return Err(SgError::OutsideDomain { row, dim, value: v.to_f64() }.into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Basis value and cell of kind `k` of dimension `t` at `x`.
+    #[inline]
+    fn basis<T: Real>(&self, t: usize, k: usize, x: T) -> (T, u32) {
+        match self.trie.kinds[t][k] {
+            Kind::Boundary(0) => (T::one() - x, 0),
+            Kind::Boundary(_) => (x, 0),
+            Kind::Hat(l) => {
+                let (cell, v) = basis_cell(l - 1, x);
+                (v, cell)
+            }
+        }
+    }
+
+    fn point_tiles<T: Real>(
+        &self,
+        values: &[T],
+        s: usize,
+        points: ArrayView2<'_, T>,
+        prefix: usize,
+    ) -> Vec<T> {
+        let m = points.nrows();
+        let mut out = vec![T::zero(); m * s];
+        out.par_chunks_mut(TILE * s).enumerate().for_each_init(
+            || Scratch::new(self),
+            |sc, (tile, acc)| {
+                let j0 = tile * TILE;
+                let w = acc.len() / s;
+                sc.fill(self, w, |t, j| points[[j0 + j, t]]);
+                sc.run(self, &self.trie.nodes, &[], values, s, acc, prefix);
+            },
+        );
+        out
+    }
+
+    fn blocks_parallel<T: Real>(&self, values: &[T], s: usize, points: ArrayView2<'_, T>) -> Vec<T> {
+        let m = points.nrows();
+        let ranges = self.subtree_ranges(8 * rayon::current_num_threads());
+        let partials: Vec<Vec<T>> = ranges
+            .par_iter()
+            .map_init(
+                || Scratch::new(self),
+                |sc, &(a, b)| {
+                    let ancestors = self.trie.ancestors(a);
+                    let mut acc = vec![T::zero(); m * s];
+                    for (tile, acc) in acc.chunks_mut(TILE * s).enumerate() {
+                        let j0 = tile * TILE;
+                        sc.fill(self, acc.len() / s, |t, j| points[[j0 + j, t]]);
+                        sc.run(self, &self.trie.nodes[a..b], &ancestors, values, s, acc, 0);
+                    }
+                    acc
+                },
+            )
+            .collect();
+        let mut out = vec![T::zero(); m * s];
+        for p in &partials {
+            out.iter_mut().zip(p).for_each(|(o, &v)| *o += v);
+        }
+        out
+    }
+
+    /// Node ranges made of whole subtrees, at least `want` of them where the trie allows.
+    fn subtree_ranges(&self, want: usize) -> Vec<(usize, usize)> {
+        let mut depth = 0;
+        let mut cuts = self.trie.split_points(depth);
+        while cuts.len() - 1 < want && (depth as usize) + 1 < self.dim() {
+            depth += 1;
+            cuts = self.trie.split_points(depth);
+        }
+        cuts.windows(2).map(|w| (w[0], w[1])).collect()
+    }
+
+    fn cartesian<T: Real>(&self, values: &[T], s: usize, factors: &[Vec<T>]) -> Vec<T> {
+        let d = self.dim();
+        let m: usize = factors.iter().map(Vec::len).product();
+        // Basis values and cells of every kind at every factor value, computed once.
+        let tables: Vec<Vec<Vec<(T, u32)>>> = (0..d)
+            .map(|t| {
+                (0..self.trie.kinds[t].len())
+                    .map(|k| factors[t].iter().map(|&x| self.basis(t, k, x)).collect())
+                    .collect()
+            })
+            .collect();
+        let rows_per_first = m / factors[0].len();
+        let mut out = vec![T::zero(); m * s];
+        out.par_chunks_mut(rows_per_first * s).enumerate().for_each(|(i0, acc)| {
+            cartesian_rows(&self.trie, &tables, factors, i0, values, s, acc);
+        });
+        out
+    }
+}
+
+/// Per-task buffers of the tiled variants.
+struct Scratch<T> {
+    w: usize,
+    /// Basis value and cell of every (dimension, kind) row at every lane.
+    basis: Vec<T>,
+    cell: Vec<u32>,
+    /// Partial products and positions, one row per trie depth.
+    prod: Vec<T>,
+    idx: Vec<u32>,
+}
+
+impl<T: Real> Scratch<T> {
+    fn new(ev: &Evaluator) -> Self {
+        let d = ev.dim();
+        Scratch {
+            w: 0,
+            basis: vec![T::zero(); ev.rows * TILE],
+            cell: vec![0; ev.rows * TILE],
+            prod: vec![T::zero(); d * TILE],
+            idx: vec![0; d * TILE],
+        }
+    }
+
+    /// Basis tables for `w` points whose coordinates `x(t, j)` gives.
+    fn fill(&mut self, ev: &Evaluator, w: usize, x: impl Fn(usize, usize) -> T) {
+        self.w = w;
+        let mut xs = [T::zero(); TILE];
+        for t in 0..ev.dim() {
+            for (j, v) in xs[..w].iter_mut().enumerate() {
+                *v = x(t, j);
+            }
+            for (k, kind) in ev.trie.kinds[t].iter().enumerate() {
+                let row = (ev.base[t] + k) * TILE;
+                let (b, c) = (&mut self.basis[row..row + w], &mut self.cell[row..row + w]);
+                match *kind {
+                    Kind::Boundary(0) => {
+                        b.iter_mut().zip(&xs).for_each(|(b, &x)| *b = T::one() - x);
+                        c.fill(0);
+                    }
+                    Kind::Boundary(_) => {
+                        b.copy_from_slice(&xs[..w]);
+                        c.fill(0);
+                    }
+                    Kind::Hat(l) => {
+                        for j in 0..w {
+                            (c[j], b[j]) = basis_cell(l - 1, xs[j]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs `nodes` (after the `ancestors` that lead to the first of them) and adds every
+    /// leaf's contribution to `acc` (`w x s`). Depths below `shared` hold the same value in
+    /// every lane and are computed once.
+    fn run(
+        &mut self,
+        ev: &Evaluator,
+        nodes: &[Node],
+        ancestors: &[Node],
+        values: &[T],
+        s: usize,
+        acc: &mut [T],
+        shared: usize,
+    ) {
+        let d = ev.dim();
+        let w = self.w;
+        acc.fill(T::zero());
+        // Scalar prefix (shared dimensions): lane 0 stands for all lanes.
+        let mut sprod = vec![T::one(); d];
+        let mut sidx = vec![0u32; d];
+        let mut sacc = vec![T::zero(); s];
+        for node in ancestors.iter().chain(nodes) {
+            let t = node.t as usize;
+            let row = (ev.base[t] + node.kind as usize) * TILE;
+            let (b, c) = (&self.basis[row..row + w], &self.cell[row..row + w]);
+            let off = node.offset as usize;
+            let leaf = t + 1 == d;
+            if t < shared {
+                let (pp, pi) = if t == 0 { (None, 0) } else { (Some(sprod[t - 1]), sidx[t - 1]) };
+                let p = pp.map_or(b[0], |pp| pp * b[0]);
+                let k = (pi << node.bits) | c[0];
+                if leaf {
+                    let v = &values[(off + k as usize) * s..][..s];
+                    sacc.iter_mut().zip(v).for_each(|(a, &v)| *a += v * p);
+                } else {
+                    (sprod[t], sidx[t]) = (p, k);
+                }
+                continue;
+            }
+            let (head, tail) = self.prod.split_at_mut(t * TILE);
+            let (ihead, itail) = self.idx.split_at_mut(t * TILE);
+            let out = &mut tail[..w];
+            let oidx = &mut itail[..w];
+            if t == 0 {
+                out.copy_from_slice(b);
+                oidx.copy_from_slice(c);
+            } else if t == shared {
+                let (pp, pi) = (sprod[t - 1], sidx[t - 1]);
+                for j in 0..w {
+                    out[j] = pp * b[j];
+                    oidx[j] = (pi << node.bits) | c[j];
+                }
+            } else {
+                let pp = &head[(t - 1) * TILE..][..w];
+                let pi = &ihead[(t - 1) * TILE..][..w];
+                for j in 0..w {
+                    out[j] = pp[j] * b[j];
+                    oidx[j] = (pi[j] << node.bits) | c[j];
+                }
+            }
+            if leaf {
+                gather(&values[off * s..], s, out, oidx, acc);
+            }
+        }
+        if shared == d {
+            for lane in acc.chunks_mut(s) {
+                lane.copy_from_slice(&sacc);
+            }
+        }
+    }
+}
+
+/// `acc[j] += block[idx[j]] · prod[j]` for every lane (`s` values per point).
+#[inline]
+fn gather<T: Real>(block: &[T], s: usize, prod: &[T], idx: &[u32], acc: &mut [T]) {
+    if s == 1 {
+        for ((a, &p), &k) in acc.iter_mut().zip(prod).zip(idx) {
+            *a += block[k as usize] * p;
+        }
+    } else {
+        for ((a, &p), &k) in acc.chunks_mut(s).zip(prod).zip(idx) {
+            let v = &block[k as usize * s..][..s];
+            a.iter_mut().zip(v).for_each(|(a, &v)| *a += v * p);
+        }
+    }
+}
+
+/// The rows of a Cartesian product whose first coordinate is `factors[0][i0]`, block by block:
+/// depth `t` holds the partial products of `factors[1..=t]` (last dimension fastest).
+fn cartesian_rows<T: Real>(
+    trie: &Trie,
+    tables: &[Vec<Vec<(T, u32)>>],
+    factors: &[Vec<T>],
+    i0: usize,
+    values: &[T],
+    s: usize,
+    acc: &mut [T],
+) {
+    let d = trie.d;
+    let mut prod: Vec<Vec<T>> = vec![Vec::new(); d];
+    let mut idx: Vec<Vec<u32>> = vec![Vec::new(); d];
+    for node in &trie.nodes {
+        let t = node.t as usize;
+        let tab = &tables[t][node.kind as usize];
+        let (head, tail) = prod.split_at_mut(t);
+        let (ihead, itail) = idx.split_at_mut(t);
+        let (out, oidx) = (&mut tail[0], &mut itail[0]);
+        out.clear();
+        oidx.clear();
+        if t == 0 {
+            out.push(tab[i0].0);
+            oidx.push(tab[i0].1);
+        } else {
+            for (&pp, &pi) in head[t - 1].iter().zip(&ihead[t - 1]) {
+                for &(b, c) in tab.iter().take(factors[t].len()) {
+                    out.push(pp * b);
+                    oidx.push((pi << node.bits) | c);
+                }
+            }
+        }
+        if t + 1 == d {
+            gather(&values[node.offset as usize * s..], s, out, oidx, acc);
+        }
+    }
+}
