@@ -32,7 +32,10 @@ pub use modules::{
 pub use timing::{GpuTimer, TimingStats};
 
 /// cudarc's typed device buffer: the crate uses it as is rather than wrapping it.
-pub use cudarc::driver::{CudaFunction, CudaSlice as DeviceBuffer, CudaStream, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+pub use cudarc::driver::{
+    CudaFunction, CudaSlice as DeviceBuffer, CudaStream, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg,
+    ValidAsZeroBits,
+};
 
 /// Element types the kernels are instantiated for; the suffix names the instantiation
 /// (`axpy_f32`, `axpy_f64`).
