@@ -1,0 +1,1 @@
+//! GPU solvers (being written).
