@@ -129,7 +129,7 @@ fn gpu_rr_small_and_poisson() {
             layout: Layout::Strided,
         };
         let err = rel_err(&run(&gpu, &lim, GpuSolver::RedundantReduction(net)), &vec![1.0; m]);
-        assert!(!(err < 1.0), "{net:?}: RR unexpectedly accurate at m = 64 ({err:.2e})");
+        assert!(err >= 1.0, "{net:?}: RR unexpectedly accurate at m = 64 ({err:.2e})");
     }
 }
 

@@ -33,11 +33,11 @@ impl Layout {
 /// ```
 /// use prefix_ops::tridiagonal::TridiagonalBatch;
 /// // Two systems of size 3, [-1, 2, -1] (Poisson), one after another.
-/// let a = [0.0, -1.0, -1.0, 0.0, -1.0, -1.0];
+/// let a = [0.0f64, -1.0, -1.0, 0.0, -1.0, -1.0];
 /// let b = [2.0; 6];
 /// let c = [-1.0, -1.0, 0.0, -1.0, -1.0, 0.0];
 /// let batch = TridiagonalBatch::strided(&a, &b, &c, 3)?;
-/// let mut d = [1.0, 0.0, 1.0, 2.0, 0.0, 2.0];
+/// let mut d = [1.0f64, 0.0, 1.0, 2.0, 0.0, 2.0];
 /// batch.solve(&mut d)?;
 /// assert!(d.iter().zip([1.0, 1.0, 1.0, 2.0, 2.0, 2.0]).all(|(x, w)| (x - w).abs() < 1e-12));
 /// # Ok::<(), prefix_ops::Error>(())
@@ -76,7 +76,7 @@ impl<'a, T: Real> TridiagonalBatch<'a, T> {
                 Err(Error::Invalid("tridiagonal: system size m = 0 with non-empty diagonals".into()))
             };
         }
-        if n % m != 0 {
+        if !n.is_multiple_of(m) {
             return Err(Error::Invalid(format!(
                 "tridiagonal: diagonal length {n} is not a multiple of the system size m = {m}"
             )));

@@ -95,12 +95,12 @@ impl<'a, T: Real> GpuBatch<'a, T> {
         let n = b.len();
         super::batch::check_len("a (sub-diagonal)", a.len(), n)?;
         super::batch::check_len("c (super-diagonal)", c.len(), n)?;
-        if m == 0 && n > 0 || m > 0 && n % m != 0 || m > u32::MAX as usize {
+        if m == 0 && n > 0 || m > 0 && !n.is_multiple_of(m) || m > u32::MAX as usize {
             return Err(Error::Invalid(format!(
                 "tridiagonal gpu: {n} elements do not form systems of size {m}"
             )));
         }
-        Ok(GpuBatch { a, b, c, m, systems: if m == 0 { 0 } else { n / m }, layout })
+        Ok(GpuBatch { a, b, c, m, systems: n.checked_div(m).unwrap_or(0), layout })
     }
 
     /// Solves into `x` (device memory, same length as `d`) with `solver`.

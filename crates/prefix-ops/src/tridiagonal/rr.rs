@@ -58,13 +58,13 @@ impl<T: Real> Segment<T> {
 }
 
 /// Inclusive scan of the segments with [`Segment::combine`] over `network`.
-pub(crate) fn scan<T: Real>(segs: &mut Vec<Segment<T>>, network: RrNetwork) {
+pub(crate) fn scan<T: Real>(segs: &mut [Segment<T>], network: RrNetwork) {
     let n = segs.len();
     match network {
         RrNetwork::KoggeStone => {
             let mut j = 1;
             while j < n {
-                let old = segs.clone();
+                let old = segs.to_vec();
                 for i in j..n {
                     segs[i] = Segment::combine(old[i - j], old[i]);
                 }

@@ -192,12 +192,12 @@ impl<T: Real> Interleaved<'_, T> {
 ///
 /// ```
 /// use prefix_ops::tridiagonal::TridiagonalBatch;
-/// let (a, b, c) = ([0.0, 1.0, 1.0], [4.0, 4.0, 4.0], [1.0, 1.0, 0.0]);
+/// let (a, b, c) = ([0.0f64, 1.0, 1.0], [4.0, 4.0, 4.0], [1.0, 1.0, 0.0]);
 /// let factors = TridiagonalBatch::strided(&a, &b, &c, 3)?.factor()?;
 /// // Two right-hand sides one after another.
-/// let mut d = [5.0, 6.0, 5.0, 4.0, 4.0, 4.0];
+/// let mut d = [5.0f64, 6.0, 5.0, 4.0, 4.0, 4.0];
 /// factors.solve_many(&mut d)?;
-/// assert!((d[0] - 1.0).abs() < 1e-12 && (d[5] - 0.75).abs() < 1e-12);
+/// assert!((d[0] - 1.0).abs() < 1e-12 && (d[5] - 6.0 / 7.0).abs() < 1e-12);
 /// # Ok::<(), prefix_ops::Error>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -248,7 +248,7 @@ impl<T: Real> ThomasFactors<T> {
         if m == 0 {
             return super::batch::check_len("d (right-hand sides)", d.len(), 0);
         }
-        if d.len() % m != 0 {
+        if !d.len().is_multiple_of(m) {
             return Err(Error::Invalid(format!(
                 "tridiagonal: {} right-hand side values are not a multiple of m = {m}",
                 d.len()
