@@ -28,14 +28,15 @@ for line in sys.stdin:
         # package_id: "path+file:///dir#version" or "path+file:///dir#name@version"
         left, _, right = m["package_id"].partition("#")
         pkg = right.split("@")[0] if "@" in right else left.rstrip("/").split("/")[-1]
-        print(f"{kind}\t{pkg}__{t[\"name\"]}\t{m[\"executable\"]}")
+        name, exe = t["name"], m["executable"]
+        print(f"{kind}\t{pkg}__{name}\t{exe}")
 '
 }
 
 {
     cargo test --workspace --release --no-run --message-format=json
     cargo bench --workspace --no-run --message-format=json
-} 2> >(grep -E "^(error|warning: unused)" >&2 || true) | executables | sort -u | while IFS=$'\t' read -r kind name path; do
+} 2>"target/gpu-bundle-build.log" | executables | sort -u | while IFS=$'\t' read -r kind name path; do
     dir=tests
     [ "$kind" = bench ] && dir=benches
     # Benches built by `cargo bench` also appear as test targets of the bench kind; keep one copy.
@@ -52,6 +53,7 @@ out = pathlib.Path(sys.argv[1])
 ptx = any(b".version" in p.read_bytes() and b".target sm_" in p.read_bytes() for p in (out / "tests").iterdir())
 (out / "PTX_EMBEDDED").write_text("1\n" if ptx else "0\n")
 PY
+grep -E "^error" target/gpu-bundle-build.log >&2 && exit 1
 cp scripts/gpu-bundle-run.sh "$out/run.sh"
 chmod +x "$out/run.sh"
 size=$(du -sm "$out" | cut -f1)
