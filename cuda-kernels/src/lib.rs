@@ -26,7 +26,9 @@ mod timing;
 pub use blas::{axpy, axpy_cpu};
 pub use error::{Error, Result};
 pub use gpu::{DeviceProps, Gpu, driver_present};
-pub use modules::{CompilePath, EmbeddedModule, embedded_modules, nvcc_ptx_embedded};
+pub use modules::{
+    CompilePath, EmbeddedModule, embedded_modules, nvcc_ptx_embedded, nvrtc_compile_source, nvrtc_present,
+};
 pub use timing::{GpuTimer, TimingStats};
 
 /// cudarc's typed device buffer: the crate uses it as is rather than wrapping it.

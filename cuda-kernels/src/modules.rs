@@ -91,9 +91,22 @@ fn load_uncached(
     Ok((m, CompilePath::Nvrtc))
 }
 
-fn nvrtc_compile(module: &EmbeddedModule, (major, minor): (i32, i32)) -> Result<Ptx> {
+/// Compiles `module`'s embedded source with NVRTC for compute capability `cc` and returns the PTX
+/// text. Needs only `libnvrtc`, no driver or device, so machines without a GPU can check that every
+/// kernel source compiles on the run-time path.
+pub fn nvrtc_compile_source(module: &EmbeddedModule, cc: (i32, i32)) -> Result<String> {
+    let ptx = nvrtc_compile(module, cc)?;
+    Ok(ptx.to_src())
+}
+
+/// True when `libnvrtc` can be loaded on this machine.
+pub fn nvrtc_present() -> bool {
     // SAFETY: only probes whether the shared library can be opened.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+fn nvrtc_compile(module: &EmbeddedModule, (major, minor): (i32, i32)) -> Result<Ptx> {
+    if !nvrtc_present() {
         return Err(Error::NoNvrtc { module: module.name.to_string() });
     }
     let _span = tracing::info_span!("nvrtc_compile", module = module.name).entered();

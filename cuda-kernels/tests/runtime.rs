@@ -108,3 +108,17 @@ fn gpu_timer_measures_positive_time() {
     let s = timer.stats(&gpu, 2, 5, || axpy(&gpu, 1.0f32, &x, &mut y)).unwrap();
     assert!(s.min_ms > 0.0 && s.min_ms <= s.median_ms && s.median_ms <= s.max_ms, "{s:?}");
 }
+
+/// The NVRTC path needs no GPU: where libnvrtc exists, every embedded source must compile with it
+/// (this catches what nvcc accepts and NVRTC does not, such as standard headers).
+#[test]
+fn nvrtc_compiles_every_embedded_source() {
+    if !cuda_kernels::nvrtc_present() {
+        println!("SKIPPED nvrtc_compiles_every_embedded_source: no libnvrtc");
+        return;
+    }
+    for m in embedded_modules() {
+        let ptx = cuda_kernels::nvrtc_compile_source(m, (8, 0)).unwrap_or_else(|e| panic!("{e}"));
+        assert!(ptx.contains(".entry"), "{}: no kernel entry in the PTX", m.name);
+    }
+}

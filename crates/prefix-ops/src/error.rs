@@ -17,6 +17,15 @@ pub enum Error {
     /// Any other unusable argument.
     #[error("invalid argument: {0}")]
     Invalid(String),
+    /// A tridiagonal solver without a fallback met an exactly zero pivot: the system is singular
+    /// (pivoting LU) or needs pivoting (Thomas).
+    #[error("zero pivot in tridiagonal system {system} at row {row}")]
+    ZeroPivot {
+        /// Index of the system in its batch.
+        system: usize,
+        /// Row at which elimination stopped.
+        row: usize,
+    },
     /// The GPU layer failed (no device, out of memory, compile error, ...).
     #[error(transparent)]
     Gpu(#[from] cuda_kernels::Error),

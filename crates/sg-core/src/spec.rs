@@ -380,6 +380,21 @@ impl GridSpec {
         Ok(())
     }
 
+    /// Offset of the block with public `levels` (0 = boundary) and boundary `sides` (bit `t` set:
+    /// boundary dimension `t` at `x_t = 1`): the linear index of its first point. This is the
+    /// `parIdx` of block-structured hierarchization (Listing 4.2).
+    ///
+    /// # Errors
+    /// When no such block is in the grid.
+    pub fn block_offset(&self, levels: &[u32], sides: u64) -> Result<u64> {
+        let first: Vec<u32> = levels
+            .iter()
+            .enumerate()
+            .map(|(t, &l)| if l == 0 { ((sides >> t) & 1) as u32 } else { 1 })
+            .collect();
+        self.gp2idx(levels, &first)
+    }
+
     /// The blocks (subspaces) in storage order; see [`Block`](crate::Block).
     pub fn blocks(&self) -> Blocks<'_> {
         Blocks::new(self)

@@ -82,6 +82,8 @@ fn exhaustive_bijectivity_on_small_grids() {
         assert_eq!(table.len() as u64, spec.num_blocks());
         for (b, block) in spec.blocks().enumerate() {
             assert_eq!(table.offset(b), block.offset());
+            assert_eq!(table.levels(b), block.levels());
+            assert_eq!(spec.block_offset(block.levels(), block.sides()).unwrap(), block.offset());
             let mut idx = vec![0; spec.dim()];
             for k in [0, block.len() - 1] {
                 block.indices_at(k, &mut idx);

@@ -1,0 +1,87 @@
+//! Tridiagonal solver benchmarks. CPU: Thomas sequential vs rayon vs lanes (interleaved SIMD),
+//! m = 512, G = 1024, f64 (the CPU target; compare with `benches/peers/dgtsv_loop.py`).
+//! GPU: 2^24 unknowns for m in {64, 256, 1024, 4096}, CUDA-event timed; skipped without a device.
+
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use prefix_ops::tridiagonal::gpu::{GpuBatch, GpuSolver};
+use prefix_ops::tridiagonal::{CpuSolver, Layout, TridiagonalBatch};
+
+/// Dominant systems, deterministic (no RNG needed for timing).
+fn system(m: usize, g: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+    let n = m * g;
+    let f = |i: usize, s: f64| ((i as f64 * s).sin() * 0.5) + 0.1;
+    let a: Vec<f64> = (0..n).map(|i| f(i, 0.37)).collect();
+    let c: Vec<f64> = (0..n).map(|i| f(i, 0.71)).collect();
+    let b: Vec<f64> = (0..n).map(|i| a[i].abs() + c[i].abs() + 1.0).collect();
+    let d: Vec<f64> = (0..n).map(|i| f(i, 0.13)).collect();
+    (a, b, c, d)
+}
+
+fn cpu(c: &mut Criterion) {
+    let (m, g) = (512, 1024);
+    let (a, b, cc, d) = system(m, g);
+    let mut group = c.benchmark_group("tridiagonal_cpu_m512_g1024_f64");
+    group.throughput(Throughput::Elements((m * g) as u64));
+    group.sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
+    for (name, solver, layout) in [
+        ("thomas_seq_strided", CpuSolver::Thomas, Layout::Strided),
+        ("thomas_rayon_strided", CpuSolver::ThomasParallel, Layout::Strided),
+        ("thomas_lanes_interleaved", CpuSolver::ThomasLanes, Layout::Interleaved),
+        ("pivoting_lu_strided", CpuSolver::PivotingLu, Layout::Strided),
+        ("tpr_s64_strided", CpuSolver::Tpr { slice: 64 }, Layout::Strided),
+    ] {
+        let batch = TridiagonalBatch::new(&a, &b, &cc, m, layout).unwrap();
+        let mut x = d.clone();
+        group.bench_function(name, |bench| {
+            bench.iter(|| {
+                x.copy_from_slice(&d);
+                batch.solve_with(solver, &mut x).unwrap();
+            })
+        });
+    }
+    group.finish();
+}
+
+fn gpu(c: &mut Criterion) {
+    let Ok(gpu) = cuda_kernels::Gpu::new(0) else {
+        println!("SKIPPED tridiagonal gpu benches: no GPU");
+        return;
+    };
+    let total = 1usize << 24;
+    let mut group = c.benchmark_group("tridiagonal_gpu_2p24_f32");
+    group.sample_size(10);
+    for m in [64usize, 256, 1024, 4096] {
+        let (a, b, cc, d) = system(m, total / m);
+        let to32 = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+        let (a, b, cc, d) = (to32(&a), to32(&b), to32(&cc), to32(&d));
+        for layout in [Layout::Strided, Layout::Interleaved] {
+            let up = |v: &[f32]| gpu.upload(v).unwrap();
+            let (da, db, dc, dd) = (up(&a), up(&b), up(&cc), up(&d));
+            let mut dx = gpu.zeros::<f32>(total).unwrap();
+            let batch = GpuBatch::new(&da, &db, &dc, m, layout).unwrap();
+            let timer = cuda_kernels::GpuTimer::new(&gpu).unwrap();
+            group.bench_function(format!("auto_m{m}_{layout:?}"), |bench| {
+                bench.iter_custom(|iters| {
+                    let mut ms = 0.0;
+                    for _ in 0..iters {
+                        ms += timer
+                            .time(&gpu, || {
+                                batch.solve_into(&gpu, GpuSolver::Auto, &dd, &mut dx).map_err(|e| match e {
+                                    prefix_ops::Error::Gpu(g) => g,
+                                    other => cuda_kernels::Error::Invalid(other.to_string()),
+                                })
+                            })
+                            .unwrap();
+                    }
+                    Duration::from_secs_f64(ms / 1e3)
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, cpu, gpu);
+criterion_main!(benches);

@@ -1,1 +1,0 @@
-//! Batched tridiagonal solvers on CPU and GPU.

@@ -1,0 +1,405 @@
+//! Tridiagonal solvers on the GPU (kernels in `cuda-kernels/prefix/tridiag_*.cu`) and the
+//! dispatcher that picks one by `(m, G, layout, type)`.
+//!
+//! | Solver | Kernel(s) | Mapping |
+//! |---|---|---|
+//! | [`GpuSolver::Thomas`] | `tridiag_thomas_T` | one thread per system (coalesced for interleaved) |
+//! | [`GpuSolver::PivotingLu`] | `tridiag_pivot_T` | one thread per system, `gtsv` pivoting; singular → NaN |
+//! | [`GpuSolver::CyclicReduction`], [`GpuSolver::ParallelCyclicReduction`], [`GpuSolver::CrPcr`] | `tridiag_cr_pcr_T` | one block per system, shared memory |
+//! | [`GpuSolver::RedundantReduction`] | `tridiag_rr_T` | one block per system (opt-in, unstable) |
+//! | [`GpuSolver::WangMou`] | `tridiag_wm_T` | one block per system |
+//! | [`GpuSolver::Tpr`] | `tridiag_tpr_stage1_T`, `_stage2_block_T` / `_stage2_thread_T`, `_stage3_T` | one block per slice |
+//!
+//! Block solvers hold the whole (padded) system in shared memory, so they are limited by the
+//! device's opt-in shared memory per block (about `m <= 2048` in f64 on an H100); larger
+//! systems go to TPR or Thomas. Workspace is allocated per call.
+//!
+//! **Status:** written and compiled to PTX, not yet run on a GPU; the dispatcher table below is
+//! provisional until measured on an H100.
+
+use cuda_kernels::{DeviceBuffer, Gpu, LaunchConfig, PushKernelArg};
+use cudarc::driver::sys::CUfunction_attribute_enum;
+
+use super::batch::{Layout, TridiagonalBatch};
+use super::real::Real;
+use super::rr::RrNetwork;
+use crate::{Error, Result};
+
+/// The GPU algorithms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum GpuSolver {
+    /// Let [`choose`] pick.
+    #[default]
+    Auto,
+    /// Thomas, one thread per system.
+    Thomas,
+    /// LU with partial pivoting, one thread per system (singular systems come back as NaN).
+    PivotingLu,
+    /// CR, one block per system.
+    CyclicReduction,
+    /// PCR, one block per system.
+    ParallelCyclicReduction,
+    /// CR down to `pcr_size` equations, then PCR, one block per system.
+    CrPcr {
+        /// Size at which CR hands over to PCR.
+        pcr_size: usize,
+    },
+    /// Redundant Reduction: opt-in, accurate only for `m <~ 16` or Poisson-like systems.
+    RedundantReduction(RrNetwork),
+    /// Wang & Mou, one block per system.
+    WangMou,
+    /// TPR in three kernels with slices of `slice` equations.
+    Tpr {
+        /// Slice size `S` (power of two, 2 ..= 2048).
+        slice: usize,
+    },
+}
+
+/// The provisional dispatcher table (to be measured on an H100, see the book):
+///
+/// - interleaved layout with `G >= 4096`: [`GpuSolver::Thomas`] (one thread per system,
+///   coalesced loads, `O(m)` work);
+/// - `m <= 1024`: [`GpuSolver::CrPcr`] with `pcr_size = 64` (one block per system);
+/// - larger `m`: [`GpuSolver::Tpr`] with `S = 1024` for f32 and `512` for f64.
+pub fn choose(m: usize, systems: usize, layout: Layout, elem_bytes: usize) -> GpuSolver {
+    if layout == Layout::Interleaved && systems >= 4096 {
+        GpuSolver::Thomas
+    } else if m <= 1024 {
+        GpuSolver::CrPcr { pcr_size: 64 }
+    } else {
+        GpuSolver::Tpr { slice: if elem_bytes <= 4 { 1024 } else { 512 } }
+    }
+}
+
+/// A batch whose diagonals live on the device.
+#[derive(Debug)]
+pub struct GpuBatch<'a, T: Real> {
+    a: &'a DeviceBuffer<T>,
+    b: &'a DeviceBuffer<T>,
+    c: &'a DeviceBuffer<T>,
+    m: usize,
+    systems: usize,
+    layout: Layout,
+}
+
+impl<'a, T: Real> GpuBatch<'a, T> {
+    /// Device diagonals in `layout` (same validation as [`TridiagonalBatch::new`]).
+    pub fn new(
+        a: &'a DeviceBuffer<T>,
+        b: &'a DeviceBuffer<T>,
+        c: &'a DeviceBuffer<T>,
+        m: usize,
+        layout: Layout,
+    ) -> Result<Self> {
+        let n = b.len();
+        super::batch::check_len("a (sub-diagonal)", a.len(), n)?;
+        super::batch::check_len("c (super-diagonal)", c.len(), n)?;
+        if m == 0 && n > 0 || m > 0 && !n.is_multiple_of(m) || m > u32::MAX as usize {
+            return Err(Error::Invalid(format!(
+                "tridiagonal gpu: {n} elements do not form systems of size {m}"
+            )));
+        }
+        Ok(GpuBatch { a, b, c, m, systems: n.checked_div(m).unwrap_or(0), layout })
+    }
+
+    /// Solves into `x` (device memory, same length as `d`) with `solver`.
+    pub fn solve_into(
+        &self,
+        gpu: &Gpu,
+        solver: GpuSolver,
+        d: &DeviceBuffer<T>,
+        x: &mut DeviceBuffer<T>,
+    ) -> Result<()> {
+        let n = self.b.len();
+        super::batch::check_len("d (right-hand side)", d.len(), n)?;
+        super::batch::check_len("x (solution)", x.len(), n)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let solver = match solver {
+            GpuSolver::Auto => choose(self.m, self.systems, self.layout, std::mem::size_of::<T>()),
+            s => s,
+        };
+        let _span = tracing::debug_span!("tridiagonal_gpu", ?solver, m = self.m, g = self.systems).entered();
+        let l = Launch { gpu, batch: self, d };
+        match solver {
+            GpuSolver::Auto => unreachable!("resolved above"),
+            GpuSolver::Thomas => l.thomas(x),
+            GpuSolver::PivotingLu => l.pivoting(x),
+            GpuSolver::CyclicReduction => l.cr_pcr(x, 1),
+            GpuSolver::ParallelCyclicReduction => l.cr_pcr(x, usize::MAX),
+            GpuSolver::CrPcr { pcr_size } => l.cr_pcr(x, pcr_size),
+            GpuSolver::RedundantReduction(net) => l.rr(x, net),
+            GpuSolver::WangMou => l.wm(x),
+            GpuSolver::Tpr { slice } => l.tpr(x, slice),
+        }
+    }
+
+    fn strides(&self) -> (u64, u64) {
+        match self.layout {
+            Layout::Strided => (self.m as u64, 1),
+            Layout::Interleaved => (1, self.systems as u64),
+        }
+    }
+}
+
+impl<T: Real> TridiagonalBatch<'_, T> {
+    /// Uploads the batch and `d`, solves on `gpu` with `solver`, and downloads the solution
+    /// into `d`. Convenient for tests and one-off solves; keep data resident with [`GpuBatch`].
+    pub fn solve_gpu(&self, gpu: &Gpu, solver: GpuSolver, d: &mut [T]) -> Result<()> {
+        self.check_rhs("d (right-hand side)", d.len())?;
+        let (a, b, c) = (gpu.upload(self.a)?, gpu.upload(self.b)?, gpu.upload(self.c)?);
+        let dd = gpu.upload(d)?;
+        let mut x = gpu.zeros::<T>(d.len().max(1))?;
+        if d.is_empty() {
+            return Ok(());
+        }
+        GpuBatch::new(&a, &b, &c, self.m, self.layout)?.solve_into(gpu, solver, &dd, &mut x)?;
+        d.copy_from_slice(&gpu.download(&x)?);
+        Ok(())
+    }
+}
+
+struct Launch<'g, 'b, T: Real> {
+    gpu: &'g Gpu,
+    batch: &'g GpuBatch<'b, T>,
+    d: &'g DeviceBuffer<T>,
+}
+
+fn threads_for(work: usize) -> u32 {
+    (work.clamp(32, 1024).div_ceil(32) * 32) as u32
+}
+
+impl<T: Real> Launch<'_, '_, T> {
+    fn func(&self, name: &str, module: &str, shared: usize) -> Result<cuda_kernels::CudaFunction> {
+        let f = self.gpu.function(module, &format!("{name}_{}", T::SUFFIX))?;
+        let limit = self.gpu.props().shared_per_block_optin;
+        if shared > limit {
+            return Err(Error::Invalid(format!(
+                "tridiagonal gpu: {name} needs {shared} B of shared memory, the device allows {limit} B; \
+                 use Tpr or Thomas for systems this large"
+            )));
+        }
+        if shared > 48 * 1024 {
+            f.set_attribute(
+                CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as i32,
+            )
+            .map_err(cuda_kernels::Error::from)?;
+        }
+        Ok(f)
+    }
+
+    fn eq_bytes() -> usize {
+        4 * std::mem::size_of::<T>()
+    }
+
+    fn per_system_cfg(&self) -> LaunchConfig {
+        let threads = 128;
+        LaunchConfig {
+            grid_dim: ((self.batch.systems as u32).div_ceil(threads), 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    fn thomas(&self, x: &mut DeviceBuffer<T>) -> Result<()> {
+        let f = self.func("tridiag_thomas", "prefix/tridiag_thread", 0)?;
+        let mut w = self.gpu.zeros::<T>(x.len())?;
+        let (ss, es) = self.batch.strides();
+        let (m, g) = (self.batch.m as u32, self.batch.systems as u64);
+        let bt = self.batch;
+        // SAFETY: tridiag_thomas_T(a, b, c, d, x, w, u32 m, u64 G, u64 ss, u64 es); every buffer
+        // holds m * G elements and the strides address exactly those.
+        unsafe {
+            self.gpu.launch(&f, self.per_system_cfg(), |args| {
+                args.arg(bt.a)
+                    .arg(bt.b)
+                    .arg(bt.c)
+                    .arg(self.d)
+                    .arg(x)
+                    .arg(&mut w)
+                    .arg(&m)
+                    .arg(&g)
+                    .arg(&ss)
+                    .arg(&es);
+            })?;
+        }
+        Ok(())
+    }
+
+    fn pivoting(&self, x: &mut DeviceBuffer<T>) -> Result<()> {
+        let f = self.func("tridiag_pivot", "prefix/tridiag_thread", 0)?;
+        let (mut dd, mut du, mut du2) =
+            (self.gpu.zeros::<T>(x.len())?, self.gpu.zeros::<T>(x.len())?, self.gpu.zeros::<T>(x.len())?);
+        let (ss, es) = self.batch.strides();
+        let (m, g) = (self.batch.m as u32, self.batch.systems as u64);
+        let bt = self.batch;
+        // SAFETY: tridiag_pivot_T(a, b, c, d, x, dd, du, du2, u32 m, u64 G, u64 ss, u64 es);
+        // all buffers hold m * G elements.
+        unsafe {
+            self.gpu.launch(&f, self.per_system_cfg(), |args| {
+                args.arg(bt.a).arg(bt.b).arg(bt.c).arg(self.d).arg(x);
+                args.arg(&mut dd).arg(&mut du).arg(&mut du2).arg(&m).arg(&g).arg(&ss).arg(&es);
+            })?;
+        }
+        Ok(())
+    }
+
+    fn cr_pcr(&self, x: &mut DeviceBuffer<T>, pcr_size: usize) -> Result<()> {
+        let n = self.batch.m.next_power_of_two();
+        let shared = 3 * n * Self::eq_bytes() + n * std::mem::size_of::<T>();
+        let f = self.func("tridiag_cr_pcr", "prefix/tridiag_block", shared)?;
+        let cfg = LaunchConfig {
+            grid_dim: (self.batch.systems as u32, 1, 1),
+            block_dim: (threads_for(n / 2), 1, 1),
+            shared_mem_bytes: shared as u32,
+        };
+        let (ss, es) = self.batch.strides();
+        let (m, n32, p) = (self.batch.m as u32, n as u32, pcr_size.clamp(1, n).next_power_of_two() as u32);
+        let bt = self.batch;
+        // SAFETY: tridiag_cr_pcr_T(a, b, c, d, x, u32 m, u32 n, u64 ss, u64 es, u32 pcr_size);
+        // one block per system, `shared` bytes = 3n equations + n unknowns as the kernel expects.
+        unsafe {
+            self.gpu.launch(&f, cfg, |args| {
+                args.arg(bt.a)
+                    .arg(bt.b)
+                    .arg(bt.c)
+                    .arg(self.d)
+                    .arg(x)
+                    .arg(&m)
+                    .arg(&n32)
+                    .arg(&ss)
+                    .arg(&es)
+                    .arg(&p);
+            })?;
+        }
+        Ok(())
+    }
+
+    fn rr(&self, x: &mut DeviceBuffer<T>, net: RrNetwork) -> Result<()> {
+        let m = self.batch.m;
+        let buffers = if net == RrNetwork::KoggeStone { 2 } else { 1 };
+        let shared = buffers * m * 2 * Self::eq_bytes();
+        let f = self.func("tridiag_rr", "prefix/tridiag_block", shared)?;
+        let cfg = LaunchConfig {
+            grid_dim: (self.batch.systems as u32, 1, 1),
+            block_dim: (threads_for(m), 1, 1),
+            shared_mem_bytes: shared as u32,
+        };
+        let (ss, es) = self.batch.strides();
+        let (m32, ks) = (m as u32, u32::from(net == RrNetwork::KoggeStone));
+        let bt = self.batch;
+        // SAFETY: tridiag_rr_T(a, b, c, d, x, u32 m, u64 ss, u64 es, u32 kogge_stone); shared
+        // holds `buffers` arrays of m segments (8 values each).
+        unsafe {
+            self.gpu.launch(&f, cfg, |args| {
+                args.arg(bt.a).arg(bt.b).arg(bt.c).arg(self.d).arg(x).arg(&m32).arg(&ss).arg(&es).arg(&ks);
+            })?;
+        }
+        Ok(())
+    }
+
+    fn wm(&self, x: &mut DeviceBuffer<T>) -> Result<()> {
+        let n = self.batch.m.next_power_of_two();
+        let shared = 2 * n * Self::eq_bytes();
+        let f = self.func("tridiag_wm", "prefix/tridiag_block", shared)?;
+        let cfg = LaunchConfig {
+            grid_dim: (self.batch.systems as u32, 1, 1),
+            block_dim: (threads_for(n), 1, 1),
+            shared_mem_bytes: shared as u32,
+        };
+        let (ss, es) = self.batch.strides();
+        let (m, n32) = (self.batch.m as u32, n as u32);
+        let bt = self.batch;
+        // SAFETY: tridiag_wm_T(a, b, c, d, x, u32 m, u32 n, u64 ss, u64 es); shared = 2n equations.
+        unsafe {
+            self.gpu.launch(&f, cfg, |args| {
+                args.arg(bt.a).arg(bt.b).arg(bt.c).arg(self.d).arg(x).arg(&m).arg(&n32).arg(&ss).arg(&es);
+            })?;
+        }
+        Ok(())
+    }
+
+    fn tpr(&self, x: &mut DeviceBuffer<T>, slice: usize) -> Result<()> {
+        if !(2..=2048).contains(&slice) {
+            return Err(Error::Invalid(format!("tridiagonal gpu: TPR slice size {slice} outside 2..=2048")));
+        }
+        let np = self.batch.m.next_power_of_two().max(2);
+        let s = slice.next_power_of_two().min(np);
+        let slices = np / s;
+        let g = self.batch.systems;
+        let eq = Self::eq_bytes();
+        let mut w = self.gpu.zeros::<T>(4 * g * np)?;
+        let mut tops = self.gpu.zeros::<T>(4 * g * slices)?;
+        let mut xr = self.gpu.zeros::<T>(g * slices)?;
+        let (ss, es) = self.batch.strides();
+        let (m32, s32, mm) = (self.batch.m as u32, s as u32, slices as u32);
+        let bt = self.batch;
+        let blocks = u32::try_from(g * slices)
+            .map_err(|_| Error::Invalid("tridiagonal gpu: too many TPR slices for one grid".into()))?;
+
+        let sh1 = 2 * s * eq;
+        let f1 = self.func("tridiag_tpr_stage1", "prefix/tridiag_tpr", sh1)?;
+        let cfg1 = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (threads_for(s / 2), 1, 1),
+            shared_mem_bytes: sh1 as u32,
+        };
+        // SAFETY: tridiag_tpr_stage1_T(a, b, c, d, TriEq* w, TriEq* tops, u32 m, u32 S, u32 M,
+        // u64 ss, u64 es); w holds G*np equations, tops G*M; shared = 2S equations.
+        unsafe {
+            self.gpu.launch(&f1, cfg1, |args| {
+                args.arg(bt.a).arg(bt.b).arg(bt.c).arg(self.d).arg(&mut w).arg(&mut tops);
+                args.arg(&m32).arg(&s32).arg(&mm).arg(&ss).arg(&es);
+            })?;
+        }
+
+        let sh2 = 3 * slices * eq + slices * std::mem::size_of::<T>();
+        if sh2 <= self.gpu.props().shared_per_block_optin && slices <= 2048 {
+            let f2 = self.func("tridiag_tpr_stage2_block", "prefix/tridiag_tpr", sh2)?;
+            let cfg2 = LaunchConfig {
+                grid_dim: (g as u32, 1, 1),
+                block_dim: (threads_for(slices / 2), 1, 1),
+                shared_mem_bytes: sh2 as u32,
+            };
+            let p = 64u32.min(mm);
+            // SAFETY: tridiag_tpr_stage2_block_T(const TriEq* w, const TriEq* tops, T* xr, u32 S,
+            // u32 M, u32 pcr_size); one block per system, shared = 3M equations + M unknowns.
+            unsafe {
+                self.gpu.launch(&f2, cfg2, |args| {
+                    args.arg(&w).arg(&tops).arg(&mut xr).arg(&s32).arg(&mm).arg(&p);
+                })?;
+            }
+        } else {
+            let f2 = self.func("tridiag_tpr_stage2_thread", "prefix/tridiag_tpr", 0)?;
+            let mut cp = self.gpu.zeros::<T>(g * slices)?;
+            let g64 = g as u64;
+            // SAFETY: tridiag_tpr_stage2_thread_T(w, tops, xr, cp, u32 S, u32 M, u64 G); xr and
+            // cp hold G*M values; one thread per system.
+            unsafe {
+                self.gpu.launch(&f2, self.per_system_cfg(), |args| {
+                    args.arg(&w).arg(&tops).arg(&mut xr).arg(&mut cp).arg(&s32).arg(&mm).arg(&g64);
+                })?;
+            }
+        }
+
+        let sh3 = s * std::mem::size_of::<T>();
+        let f3 = self.func("tridiag_tpr_stage3", "prefix/tridiag_tpr", sh3)?;
+        let cfg3 = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (threads_for(s / 2), 1, 1),
+            shared_mem_bytes: sh3 as u32,
+        };
+        // SAFETY: tridiag_tpr_stage3_T(a, b, c, d, const TriEq* w, const T* xr, T* x, u32 m,
+        // u32 S, u32 M, u64 ss, u64 es); shared = S unknowns.
+        unsafe {
+            self.gpu.launch(&f3, cfg3, |args| {
+                args.arg(bt.a).arg(bt.b).arg(bt.c).arg(self.d).arg(&w).arg(&xr).arg(x);
+                args.arg(&m32).arg(&s32).arg(&mm).arg(&ss).arg(&es);
+            })?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,171 @@
+//! Choosing a CPU solver and running it over a batch.
+
+use rayon::prelude::*;
+
+use super::batch::{Layout, TridiagonalBatch};
+use super::equation::Equation;
+use super::real::Real;
+use super::rr::RrNetwork;
+use super::thomas::{ThomasFactors, thomas_interleaved, thomas_strided_par, thomas_strided_seq};
+use super::{cyclic, pivoting, rr, tpr, wang_mou};
+use crate::{Error, Result};
+
+/// The CPU algorithms. All but [`CpuSolver::PivotingLu`] eliminate without pivoting and are meant
+/// for diagonally dominant (or otherwise safely factorable) systems.
+///
+/// Failure behaviour: `Thomas*` and `PivotingLu` return [`Error::ZeroPivot`] on an exactly zero
+/// pivot; the parallel algorithms (CR, PCR, CR-PCR, RR, WM, TPR) never check and return NaN or
+/// infinity for the systems they cannot solve. Non-finite inputs propagate to NaN in that
+/// system's solution (other systems of the batch are unaffected). No solver loops on data, so
+/// none can hang.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum CpuSolver {
+    /// Thomas for strided batches and lane-parallel Thomas for interleaved ones, in parallel.
+    #[default]
+    Auto,
+    /// Sequential Thomas, one system after another: the reference.
+    Thomas,
+    /// Thomas with systems spread over rayon's threads.
+    ThomasParallel,
+    /// Thomas on lanes of 8 systems at once (vectorised across systems), lane groups in
+    /// parallel. Fastest for interleaved batches; strided batches go through a transposed copy.
+    ThomasLanes,
+    /// Gaussian elimination with partial pivoting (LAPACK `gtsv`): any non-singular system.
+    PivotingLu,
+    /// Cyclic reduction (reference for the GPU kernel).
+    CyclicReduction,
+    /// Parallel cyclic reduction (reference for the GPU kernel).
+    ParallelCyclicReduction,
+    /// CR until `pcr_size` equations remain, then PCR, then CR back substitution.
+    CrPcr {
+        /// System size at which CR hands over to PCR (rounded up to a power of two).
+        pcr_size: usize,
+    },
+    /// Redundant Reduction, an RR scan over `network`. **Unstable** beyond `m ≈ 16-32` on
+    /// dominant systems; see [the module docs](super::rr).
+    RedundantReduction(RrNetwork),
+    /// Wang & Mou block diagonalisation.
+    WangMou,
+    /// Tree-Partitioning Reduction with slices of `slice` equations (a power of two; larger is
+    /// more accurate on Poisson-like systems, smaller exposes more parallelism).
+    Tpr {
+        /// Slice size `S`.
+        slice: usize,
+    },
+}
+
+impl<T: Real> TridiagonalBatch<'_, T> {
+    /// Solves every system in place with [`CpuSolver::Auto`]: `d` holds the right-hand sides on
+    /// entry and the solutions on return, in the batch's layout.
+    pub fn solve(&self, d: &mut [T]) -> Result<()> {
+        self.solve_with(CpuSolver::Auto, d)
+    }
+
+    /// Solves into `x`, leaving `d` untouched.
+    pub fn solve_into(&self, d: &[T], x: &mut [T]) -> Result<()> {
+        self.check_rhs("d (right-hand side)", d.len())?;
+        self.check_rhs("x (solution)", x.len())?;
+        x.copy_from_slice(d);
+        self.solve(x)
+    }
+
+    /// Solves every system in place with `solver`.
+    pub fn solve_with(&self, solver: CpuSolver, d: &mut [T]) -> Result<()> {
+        self.check_rhs("d (right-hand side)", d.len())?;
+        if self.is_empty() {
+            return Ok(());
+        }
+        let _span = tracing::debug_span!("tridiagonal_cpu", ?solver, m = self.m, g = self.systems).entered();
+        let (a, b, c, m) = (self.a, self.b, self.c, self.m);
+        match (solver, self.layout) {
+            (CpuSolver::Auto | CpuSolver::ThomasParallel, Layout::Strided) => {
+                thomas_strided_par(a, b, c, d, m)
+            }
+            (CpuSolver::Thomas, Layout::Strided) => thomas_strided_seq(a, b, c, d, m),
+            (CpuSolver::Auto | CpuSolver::ThomasLanes, Layout::Interleaved) => {
+                thomas_interleaved(a, b, c, d, m, self.systems)
+            }
+            (CpuSolver::ThomasLanes, Layout::Strided) => self.via_transpose(d),
+            (CpuSolver::Thomas | CpuSolver::ThomasParallel, Layout::Interleaved) => {
+                self.per_system(d, solver == CpuSolver::ThomasParallel, |g, e| thomas_checked(g, e))
+            }
+            (CpuSolver::PivotingLu, _) => pivoting::solve_pivoting(self, d),
+            (CpuSolver::CyclicReduction, _) => self.per_system(d, true, |_, e| Ok(cyclic::cr(e))),
+            (CpuSolver::ParallelCyclicReduction, _) => self.per_system(d, true, |_, e| Ok(cyclic::pcr(e))),
+            (CpuSolver::CrPcr { pcr_size }, _) => {
+                self.per_system(d, true, |_, e| Ok(cyclic::cr_pcr(e, pcr_size)))
+            }
+            (CpuSolver::RedundantReduction(net), _) => self.per_system(d, true, |_, e| Ok(rr::rr(e, net))),
+            (CpuSolver::WangMou, _) => self.per_system(d, true, |_, e| Ok(wang_mou::wang_mou(e))),
+            (CpuSolver::Tpr { slice }, _) => {
+                if slice == 0 {
+                    return Err(Error::Invalid("tridiagonal: TPR slice size must be at least 1".into()));
+                }
+                self.per_system(d, true, |_, e| Ok(tpr::tpr(e, slice)))
+            }
+        }
+    }
+
+    /// The LU factors of a single system (`G = 1`), for solving many right-hand sides.
+    pub fn factor(&self) -> Result<ThomasFactors<T>> {
+        if self.systems != 1 {
+            return Err(Error::Invalid(format!(
+                "tridiagonal: factor() needs one system, the batch holds {}",
+                self.systems
+            )));
+        }
+        ThomasFactors::new(self.a, self.b, self.c)
+    }
+
+    /// Gathers each system as equations, solves it with `f`, and scatters the solution back.
+    fn per_system<F>(&self, d: &mut [T], parallel: bool, f: F) -> Result<()>
+    where
+        F: Fn(usize, &[Equation<T>]) -> Result<Vec<T>> + Sync,
+    {
+        let solve = |g: usize| f(g, &self.equations(g, d));
+        let xs: Vec<Vec<T>> = if parallel {
+            (0..self.systems).into_par_iter().map(solve).collect::<Result<_>>()?
+        } else {
+            (0..self.systems).map(solve).collect::<Result<_>>()?
+        };
+        for (g, x) in xs.iter().enumerate() {
+            for (k, &v) in x.iter().enumerate() {
+                d[self.at(g, k)] = v;
+            }
+        }
+        Ok(())
+    }
+
+    /// Strided batch through the lane solver: transpose to interleaved, solve, transpose back.
+    fn via_transpose(&self, d: &mut [T]) -> Result<()> {
+        let (m, g) = (self.m, self.systems);
+        let tr = |v: &[T]| -> Vec<T> {
+            let mut out = vec![T::zero(); v.len()];
+            for s in 0..g {
+                for k in 0..m {
+                    out[k * g + s] = v[s * m + k];
+                }
+            }
+            out
+        };
+        let (a, b, c, mut x) = (tr(self.a), tr(self.b), tr(self.c), tr(d));
+        thomas_interleaved(&a, &b, &c, &mut x, m, g)?;
+        for s in 0..g {
+            for k in 0..m {
+                d[s * m + k] = x[k * g + s];
+            }
+        }
+        Ok(())
+    }
+}
+
+fn thomas_checked<T: Real>(g: usize, e: &[Equation<T>]) -> Result<Vec<T>> {
+    let a: Vec<T> = e.iter().map(|q| q.a).collect();
+    let b: Vec<T> = e.iter().map(|q| q.b).collect();
+    let c: Vec<T> = e.iter().map(|q| q.c).collect();
+    let mut x: Vec<T> = e.iter().map(|q| q.d).collect();
+    let mut scratch = vec![T::zero(); e.len()];
+    super::thomas::thomas_contiguous(&a, &b, &c, &mut x, &mut scratch, g)?;
+    Ok(x)
+}

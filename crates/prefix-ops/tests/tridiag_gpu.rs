@@ -1,0 +1,157 @@
+//! GPU tridiagonal solvers against f64 Thomas (and dense GEPP for the pivoting kernel). Skips
+//! without a device; `HETKIT_REQUIRE_GPU=1` makes a missing device fail. Outputs are poisoned
+//! with NaN before every run so an element the kernel never writes fails the comparison.
+
+mod tridiag_common;
+
+use cuda_kernels::Gpu;
+use hetkit_testkit::{gpu_or_skip, rng};
+use prefix_ops::tridiagonal::gpu::{GpuBatch, GpuSolver, choose};
+use prefix_ops::tridiagonal::{Layout, Real, RrNetwork};
+use tridiag_common::{Kind, Problem, dense_gepp, problem, reference, rel_err, thomas_f64};
+
+const SIZES: [usize; 9] = [1, 2, 3, 31, 32, 33, 64, 1000, 4096];
+const LAYOUTS: [Layout; 2] = [Layout::Strided, Layout::Interleaved];
+
+fn solvers(m: usize) -> Vec<GpuSolver> {
+    let mut v = vec![GpuSolver::Auto, GpuSolver::Thomas, GpuSolver::PivotingLu];
+    if m <= 2048 {
+        v.extend([
+            GpuSolver::CyclicReduction,
+            GpuSolver::ParallelCyclicReduction,
+            GpuSolver::CrPcr { pcr_size: 16 },
+            GpuSolver::WangMou,
+        ]);
+    }
+    v.extend([GpuSolver::Tpr { slice: 2 }, GpuSolver::Tpr { slice: 32 }, GpuSolver::Tpr { slice: 1024 }]);
+    v
+}
+
+fn run<T: Real>(gpu: &Gpu, p: &Problem<T>, solver: GpuSolver) -> Vec<T> {
+    let (a, b, c, d) = (
+        gpu.upload(&p.a).unwrap(),
+        gpu.upload(&p.b).unwrap(),
+        gpu.upload(&p.c).unwrap(),
+        gpu.upload(&p.d).unwrap(),
+    );
+    let mut x = gpu.upload(&vec![T::nan(); p.d.len()]).unwrap();
+    GpuBatch::new(&a, &b, &c, p.m, p.layout).unwrap().solve_into(gpu, solver, &d, &mut x).unwrap();
+    gpu.download(&x).unwrap()
+}
+
+fn dominant<T: Real>(name: &str, tol: f64) {
+    let Some(gpu) = gpu_or_skip(name) else { return };
+    let mut r = rng(name);
+    for m in SIZES {
+        let gs: &[usize] = if m <= 64 { &[1, 7, 1024] } else { &[1, 7] };
+        for &g in gs {
+            for layout in LAYOUTS {
+                let p = problem::<T>(&mut r, Kind::Dominant, m, g, layout);
+                let want = reference(&p, thomas_f64);
+                for solver in solvers(m) {
+                    let err = rel_err(&run(&gpu, &p, solver), &want);
+                    assert!(err < tol, "{solver:?} m={m} G={g} {layout:?}: {err:.2e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_dominant_f64() {
+    dominant::<f64>("gpu_dominant_f64", 1e-12);
+}
+
+#[test]
+fn gpu_dominant_f32() {
+    dominant::<f32>("gpu_dominant_f32", 1e-4);
+}
+
+#[test]
+fn gpu_poisson_f64() {
+    let Some(gpu) = gpu_or_skip("gpu_poisson_f64") else { return };
+    let mut r = rng("gpu_poisson_f64");
+    for m in SIZES {
+        for layout in LAYOUTS {
+            let p = problem::<f64>(&mut r, Kind::Poisson, m, 3, layout);
+            let tol = (200.0 * f64::EPSILON * (m * m) as f64).max(1e-14);
+            for solver in solvers(m) {
+                let err = rel_err(&run(&gpu, &p, solver), &vec![1.0; 3 * m]);
+                assert!(err < tol, "{solver:?} m={m} {layout:?}: {err:.2e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_pivoting_solves_hard_systems() {
+    let Some(gpu) = gpu_or_skip("gpu_pivoting_solves_hard_systems") else { return };
+    let mut r = rng("gpu_pivoting_solves_hard_systems");
+    for m in [1, 2, 3, 17, 33, 64, 100] {
+        for layout in LAYOUTS {
+            let p = problem::<f64>(&mut r, Kind::Hard, m, 7, layout);
+            let x = run(&gpu, &p, GpuSolver::PivotingLu);
+            let want = reference(&p, dense_gepp);
+            // Same elimination order as the CPU solver: the result is close to dense GEPP up
+            // to the system's conditioning; random systems here stay well below 1e-6.
+            assert!(rel_err(&x, &want) < 1e-6, "m={m} {layout:?}");
+        }
+    }
+}
+
+#[test]
+fn gpu_rr_small_and_poisson() {
+    let Some(gpu) = gpu_or_skip("gpu_rr_small_and_poisson") else { return };
+    let mut r = rng("gpu_rr_small_and_poisson");
+    for net in [RrNetwork::KoggeStone, RrNetwork::LadnerFischer] {
+        for m in [1, 2, 3, 4, 5, 6] {
+            for layout in LAYOUTS {
+                let p = problem::<f64>(&mut r, Kind::Dominant, m, 7, layout);
+                let err =
+                    rel_err(&run(&gpu, &p, GpuSolver::RedundantReduction(net)), &reference(&p, thomas_f64));
+                assert!(err < 1e-8, "{net:?} m={m}: {err:.2e}");
+            }
+        }
+        let p = problem::<f64>(&mut r, Kind::Poisson, 256, 2, Layout::Strided);
+        assert!(rel_err(&run(&gpu, &p, GpuSolver::RedundantReduction(net)), &vec![1.0; 512]) < 1e-10);
+        // Documented limit: [1, 4, 1] at m = 64 is garbage.
+        let m = 64;
+        let mut d = vec![6.0f64; m];
+        d[0] = 5.0;
+        d[m - 1] = 5.0;
+        let lim = Problem {
+            a: vec![1.0; m],
+            b: vec![4.0; m],
+            c: vec![1.0; m],
+            d,
+            m,
+            g: 1,
+            layout: Layout::Strided,
+        };
+        let err = rel_err(&run(&gpu, &lim, GpuSolver::RedundantReduction(net)), &vec![1.0; m]);
+        assert!(err >= 1.0, "{net:?}: RR unexpectedly accurate at m = 64 ({err:.2e})");
+    }
+}
+
+#[test]
+fn gpu_dispatcher_picks_block_solvers_for_small_systems() {
+    // Pure host logic, runs everywhere.
+    assert_eq!(choose(64, 1 << 18, Layout::Interleaved, 4), GpuSolver::Thomas);
+    assert_eq!(choose(64, 1 << 18, Layout::Strided, 4), GpuSolver::CrPcr { pcr_size: 64 });
+    assert_eq!(choose(4096, 4096, Layout::Strided, 8), GpuSolver::Tpr { slice: 512 });
+}
+
+/// 2^20 unknowns in one system; `cargo test --release -p prefix-ops -- --ignored`.
+#[test]
+#[ignore]
+fn gpu_huge_single_system() {
+    let Some(gpu) = gpu_or_skip("gpu_huge_single_system") else { return };
+    let mut r = rng("gpu_huge_single_system");
+    let p = problem::<f64>(&mut r, Kind::Dominant, 1 << 20, 1, Layout::Strided);
+    let want = reference(&p, thomas_f64);
+    for solver in
+        [GpuSolver::Auto, GpuSolver::Thomas, GpuSolver::Tpr { slice: 256 }, GpuSolver::Tpr { slice: 2048 }]
+    {
+        assert!(rel_err(&run(&gpu, &p, solver), &want) < 1e-12, "{solver:?}");
+    }
+}

@@ -1,0 +1,160 @@
+// Building blocks of the tridiagonal kernels: the equation type, the CR/PCR/TPR reduction, the RR
+// segment combine, the Wang & Mou merge, and system load/store for both layouts. Each kernel
+// file (tridiag_*.cu) is a thin entry point over these. Mirrors crates/prefix-ops/src/tridiagonal.
+#pragma once
+#include "../common/types.cuh"
+
+template <typename T>
+struct TriEq {
+    T a, b, c, d;  // a x[i-u] + b x[i] + c x[i+u] = d
+};
+
+template <typename T>
+HK_DEVICE TriEq<T> tri_identity() {
+    TriEq<T> e;
+    e.a = T(0); e.b = T(1); e.c = T(0); e.d = T(0);
+    return e;
+}
+
+// Eliminate x[i-u] with `l` (if has_l) and x[i+u] with `r` (if has_r). A missing side keeps its
+// coupling coefficient: the corrected TPR boundary rule (harmless for CR/PCR, whose missing
+// sides have zero coupling already).
+template <typename T>
+HK_DEVICE TriEq<T> tri_reduce(TriEq<T> e, TriEq<T> l, bool has_l, TriEq<T> r, bool has_r) {
+    TriEq<T> o = e;
+    if (has_l) {
+        T s = e.a / l.b;
+        o.a = -l.a * s; o.b = o.b - l.c * s; o.d = o.d - l.d * s;
+    }
+    if (has_r) {
+        T s = e.c / r.b;
+        o.c = -r.c * s; o.b = o.b - r.a * s; o.d = o.d - r.d * s;
+    }
+    return o;
+}
+
+template <typename T>
+HK_DEVICE T tri_solve_with(TriEq<T> e, T left, T right) {
+    return (e.d - e.a * left - e.c * right) / e.b;
+}
+
+// Where system g lives: element k at base + k * elem_stride.
+struct TriLayout {
+    u64 sys_stride;   // m (strided) or 1 (interleaved)
+    u64 elem_stride;  // 1 (strided) or G (interleaved)
+};
+
+// Equation k of a system of m rows at base; rows k >= m are identity padding; a[0] and c[m-1]
+// are ignored.
+template <typename T>
+HK_DEVICE TriEq<T> tri_load(const T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c,
+                            const T* __restrict__ d, u64 base, u64 es, u32 k, u32 m) {
+    if (k >= m) return tri_identity<T>();
+    u64 i = base + (u64)k * es;
+    TriEq<T> e;
+    e.a = k == 0 ? T(0) : a[i];
+    e.b = b[i];
+    e.c = k + 1 == m ? T(0) : c[i];
+    e.d = d[i];
+    return e;
+}
+
+// ---- CR / PCR / hybrid over a shared-memory system of n = 2^p equations ----------------------
+// s: n equations (reduced in place), buf: n equations of scratch for PCR, x: n unknowns.
+// CR forward steps until at most pcr_size equations remain, PCR on those, CR back substitution.
+template <typename T>
+HK_DEVICE void tri_block_cr_pcr(TriEq<T>* s, TriEq<T>* buf, T* x, u32 n, u32 pcr_size) {
+    u32 tid = threadIdx.x, nt = blockDim.x;
+    u32 stride = 1;
+    // Forward CR: the equations i = st-1 (mod st) take their neighbours at i -+ st/2, which no
+    // thread writes in this step, so the update is in place.
+    while (n / stride > pcr_size) {
+        u32 u = stride, st = 2 * stride;
+        for (u32 j = tid; j < n / st; j += nt) {
+            u32 i = j * st + st - 1;
+            bool has_r = i + u < n;
+            s[i] = tri_reduce(s[i], s[i - u], true, has_r ? s[i + u] : tri_identity<T>(), has_r);
+        }
+        stride = st;
+        __syncthreads();
+    }
+    // PCR on the n/stride equations at stride-1 + j*stride, double-buffered through buf.
+    u32 cnt = n / stride;
+    for (u32 j = tid; j < cnt; j += nt) buf[j] = s[j * stride + stride - 1];
+    __syncthreads();
+    TriEq<T>* cur = buf;
+    TriEq<T>* nxt = buf + cnt;  // buf holds 2 * cnt equations when cnt > 1
+    for (u32 u = 1; u < cnt; u *= 2) {
+        for (u32 j = tid; j < cnt; j += nt) {
+            bool hl = j >= u, hr = j + u < cnt;
+            nxt[j] = tri_reduce(cur[j], hl ? cur[j - u] : tri_identity<T>(), hl,
+                                hr ? cur[j + u] : tri_identity<T>(), hr);
+        }
+        __syncthreads();
+        TriEq<T>* t = cur; cur = nxt; nxt = t;
+    }
+    for (u32 j = tid; j < cnt; j += nt) x[j * stride + stride - 1] = cur[j].d / cur[j].b;
+    __syncthreads();
+    // Back substitution: level u fills i = u-1 (mod 2u) from x[i -+ u].
+    for (u32 u = stride / 2; u >= 1; u /= 2) {
+        for (u32 j = tid; j < n / (2 * u); j += nt) {
+            u32 i = j * 2 * u + u - 1;
+            T left = i >= u ? x[i - u] : T(0);
+            T right = i + u < n ? x[i + u] : T(0);
+            x[i] = tri_solve_with(s[i], left, right);
+        }
+        __syncthreads();
+    }
+}
+
+// ---- Redundant Reduction: segment [p..q] in two forms (see rr.rs) --------------------------
+template <typename T>
+struct TriSeg {
+    T i0, i1, i2, id;  // I: x[p-1], x[q], x[q+1]
+    T c0, c1, c2, cd;  // C: x[p-1], x[p], x[q+1]
+};
+
+template <typename T>
+HK_DEVICE TriSeg<T> tri_seg(TriEq<T> e) {
+    TriSeg<T> s;
+    s.i0 = e.a; s.i1 = e.b; s.i2 = e.c; s.id = e.d;
+    s.c0 = e.a; s.c1 = e.b; s.c2 = e.c; s.cd = e.d;
+    return s;
+}
+
+template <typename T>
+HK_DEVICE TriSeg<T> tri_seg_combine(TriSeg<T> L, TriSeg<T> R) {
+    TriSeg<T> o;
+    // Reduction B then A: I_new in (x[p-1], x[q], x[q+1]).
+    T f = L.i2 / R.c1;
+    T t0 = L.i0, t1 = L.i1 - f * R.c0, t2 = -f * R.c2, td = L.id - f * R.cd;
+    T g = t1 / R.i0;
+    o.i0 = t0; o.i1 = -g * R.i1; o.i2 = t2 - g * R.i2; o.id = td - g * R.id;
+    // Reduction A then B: C_new in (x[p-1], x[p], x[q+1]).
+    T h = L.i1 / R.c0;
+    T s0 = L.i0, s1 = L.i2 - h * R.c1, s2 = -h * R.c2, sd = L.id - h * R.cd;
+    T e = s1 / L.c2;
+    o.c0 = s0 - e * L.c0; o.c1 = -e * L.c1; o.c2 = s2; o.cd = sd - e * L.cd;
+    return o;
+}
+
+// ---- Wang & Mou: one merge level, blocks of 2*half, double-buffered --------------------------
+template <typename T>
+HK_DEVICE TriEq<T> tri_wm_merge(TriEq<T> q, u32 i, const TriEq<T>* cur, u32 half) {
+    u32 lo = i & ~(2 * half - 1);
+    u32 mid = lo + half - 1;
+    TriEq<T> r = cur[mid], l = cur[mid + 1];
+    T det = r.b * l.b - l.a * r.c;
+    if (i <= mid) {
+        T f = q.c / det;
+        q.a = q.a + f * l.a * r.a;
+        q.d = q.d - f * (r.b * l.d - l.a * r.d);
+        q.c = -f * r.b * l.c;
+    } else {
+        T f = q.a / det;
+        q.c = q.c + f * r.c * l.c;
+        q.d = q.d - f * (l.b * r.d - r.c * l.d);
+        q.a = -f * r.a * l.b;
+    }
+    return q;
+}

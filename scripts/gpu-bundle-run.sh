@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Runs the bundle made by scripts/gpu-bundle.sh on a GPU machine (no Rust toolchain needed).
+#   run.sh [test] [FILTER]     every test binary with HETKIT_REQUIRE_GPU=1; when the build embedded
+#                              nvcc PTX, a second pass with HETKIT_FORCE_NVRTC=1 tests the NVRTC path
+#   run.sh bench [FILTER]      every criterion bench
+#   run.sh sanitize [FILTER]   compute-sanitizer memcheck and racecheck over the GPU tests
+# Exits non-zero when anything fails.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+mode=${1:-test}
+filter=${2:-}
+
+# cudarc opens libnvrtc.so or libnvrtc.so.12; a CUDA 13 machine has libnvrtc.so.13: offer it under
+# the plain name, from the toolkit or from a Python wheel, with its builtins library beside it.
+shim=$(mktemp -d)
+for cand in /usr/local/cuda/lib64/libnvrtc.so.* /usr/local/cuda/targets/*/lib/libnvrtc.so.* \
+    $(ldconfig -p 2>/dev/null | awk '/libnvrtc\.so/ {print $NF}') \
+    $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))' 2>/dev/null | xargs -I{} sh -c 'ls {}/nvidia/cu*/lib/libnvrtc.so.* {}/nvidia/cuda_nvrtc/lib/libnvrtc.so.* 2>/dev/null'); do
+    case "$cand" in *builtins*|*alt*) continue ;; esac
+    if [ -f "$cand" ]; then
+        ln -sf "$cand" "$shim/libnvrtc.so"
+        export LD_LIBRARY_PATH="$shim:$(dirname "$cand"):${LD_LIBRARY_PATH:-}"
+        echo "NVRTC: $cand"
+        break
+    fi
+done
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+
+passed=0
+failed=0
+failed_names=()
+run_one() { # label, command...
+    local label=$1
+    shift
+    echo "=== $label"
+    if "$@"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        failed_names+=("$label")
+    fi
+}
+
+case "$mode" in
+test)
+    passes=("ptx")
+    [ "$(cat "$here/PTX_EMBEDDED" 2>/dev/null)" = 1 ] && passes+=("nvrtc")
+    for pass in "${passes[@]}"; do
+        for bin in "$here"/tests/*; do
+            if [ "$pass" = nvrtc ]; then
+                run_one "nvrtc:$(basename "$bin")" env HETKIT_REQUIRE_GPU=1 HETKIT_FORCE_NVRTC=1 "$bin" $filter
+            else
+                run_one "$(basename "$bin")" env HETKIT_REQUIRE_GPU=1 "$bin" $filter
+            fi
+        done
+    done
+    ;;
+bench)
+    for bin in "$here"/benches/*; do
+        run_one "$(basename "$bin")" "$bin" --bench $filter
+    done
+    ;;
+sanitize)
+    for tool in memcheck racecheck; do
+        for bin in "$here"/tests/*; do
+            run_one "$tool:$(basename "$bin")" env HETKIT_REQUIRE_GPU=1 compute-sanitizer --tool "$tool" \
+                --error-exitcode 1 "$bin" --test-threads=1 ${filter:-gpu}
+        done
+    done
+    ;;
+*)
+    echo "usage: run.sh [test|bench|sanitize] [FILTER]" >&2
+    exit 2
+    ;;
+esac
+
+echo
+for n in "${failed_names[@]}"; do echo "FAILED: $n"; done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

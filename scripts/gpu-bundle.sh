@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Builds every test and bench binary of the workspace in release mode (without running them),
+# strips them, and copies them into target/gpu-bundle/ with run.sh. The folder alone, copied to an
+# x86-64 Linux machine with an NVIDIA driver and no Rust toolchain, runs every GPU test:
+#
+#   scripts/gpu-bundle.sh                   # build the bundle
+#   target/gpu-bundle/run.sh                # all tests, HETKIT_REQUIRE_GPU=1, PTX then NVRTC path
+#   target/gpu-bundle/run.sh bench [FILTER] # criterion benches
+#   target/gpu-bundle/run.sh sanitize [FILTER]  # compute-sanitizer memcheck + racecheck on GPU tests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=target/gpu-bundle
+rm -rf "$out"
+mkdir -p "$out/tests" "$out/benches"
+
+# Prints "kind<TAB>name<TAB>path" for each executable cargo reports.
+executables() {
+    python3 -c '
+import json, sys
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        t = m["target"]
+        kind = "bench" if "bench" in t["kind"] else "test"
+        # package_id: "path+file:///dir#version" or "path+file:///dir#name@version"
+        left, _, right = m["package_id"].partition("#")
+        pkg = right.split("@")[0] if "@" in right else left.rstrip("/").split("/")[-1]
+        name, exe = t["name"], m["executable"]
+        print(f"{kind}\t{pkg}__{name}\t{exe}")
+'
+}
+
+{
+    cargo test --workspace --release --no-run --message-format=json
+    cargo bench --workspace --no-run --message-format=json
+} 2>"target/gpu-bundle-build.log" | executables | sort -u | while IFS=$'\t' read -r kind name path; do
+    dir=tests
+    [ "$kind" = bench ] && dir=benches
+    # Benches built by `cargo bench` also appear as test targets of the bench kind; keep one copy.
+    [ -e "$out/$dir/$name" ] && continue
+    cp "$path" "$out/$dir/$name"
+    strip "$out/$dir/$name"
+done
+
+python3 - "$out" <<'PY'
+import sys, re, pathlib
+# Record whether the build embedded nvcc PTX, so run.sh knows whether a second (NVRTC) pass is a
+# separate path worth running.
+out = pathlib.Path(sys.argv[1])
+ptx = any(b".version" in p.read_bytes() and b".target sm_" in p.read_bytes() for p in (out / "tests").iterdir())
+(out / "PTX_EMBEDDED").write_text("1\n" if ptx else "0\n")
+PY
+grep -E "^error" target/gpu-bundle-build.log >&2 && exit 1
+cp scripts/gpu-bundle-run.sh "$out/run.sh"
+chmod +x "$out/run.sh"
+size=$(du -sm "$out" | cut -f1)
+echo "bundle: $out, $(ls "$out/tests" | wc -l) test and $(ls "$out/benches" | wc -l) bench binaries, ${size} MiB, PTX embedded: $(cat "$out/PTX_EMBEDDED")"
+if [ "$size" -ge 50 ]; then
+    echo "bundle is ${size} MiB, over the 50 MiB limit" >&2
+    exit 1
+fi
