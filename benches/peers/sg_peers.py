@@ -6,7 +6,7 @@ Peers: Tasmanian (makeLocalPolynomialGrid(d, 1, n - 1, 1, "localp-zero")) and SG
 sets as hetkit's GridSpec::regular(d, n). f(x) = prod 4 x (1 - x); m uniform random points.
 
 Prints one line per (peer, case): N, hierarchization seconds, evaluation points/s. Thread count is
-whatever OMP_NUM_THREADS says (set it to the count hetkit uses). Run by benches/peers/run_sg.sh.
+whatever OMP_NUM_THREADS says (set it to the count hetkit uses). Run by benches/peers/run_sg.sh, which passes a folder of shared point files.
 """
 import sys
 import time
@@ -79,9 +79,13 @@ def sgpp(d, n, pts):
 def main():
     peer = sys.argv[1]
     m = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000
+    points_dir = sys.argv[3] if len(sys.argv) > 3 else None
     rng = np.random.default_rng(12345)
     for d, n in CASES:
-        pts = rng.random((m, d))
+        if points_dir:
+            pts = np.fromfile(f"{points_dir}/points_d{d}.f64", dtype="<f8").reshape(-1, d)[:m]
+        else:
+            pts = rng.random((m, d))
         # SG++ at (10, 7) evaluates ~100 points/s: time it on fewer points.
         if peer == "sgpp" and d * n >= 70:
             pts = pts[: max(m // 100, 200)]
