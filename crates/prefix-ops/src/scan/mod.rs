@@ -31,6 +31,7 @@
 //! holds the plain sequential loops used as oracles. The GPU side is in [`gpu`]; [`emulate`]
 //! reproduces the GPU's combination order on the CPU.
 
+pub mod dispatch;
 pub mod emulate;
 pub mod gpu;
 mod op;
