@@ -18,7 +18,7 @@ pub(crate) fn check_rows(len: usize, row_len: usize) -> Result<()> {
     if row_len == 0 {
         return Err(Error::Invalid(format!("row length 0 with {len} elements")));
     }
-    if len % row_len != 0 {
+    if !len.is_multiple_of(row_len) {
         return Err(Error::LengthMismatch {
             what: "data (whole rows)",
             got: len,
