@@ -1,10 +1,11 @@
 //! Multi-threaded scan with rayon: reduce tiles, scan the tile sums, rescan the tiles.
 //!
-//! The array is walked in *rounds* of `threads` tiles of [`TILE_BYTES`] each. In a round every
-//! thread first reduces its tile (pass 1, read only, which also pulls the tile into that core's
-//! L2), the round's tile sums are scanned sequentially onto the running carry, and every thread
-//! rescans its tile from its offset (pass 2, served from L2). DRAM therefore sees one read and one
-//! write per element, as in the single-thread loop, while the arithmetic is split over the cores.
+//! The array is split into `4 × threads` contiguous chunks (a little slack for load balance).
+//! Pass 1 reduces every chunk in parallel (read only, vectorised), the chunk sums are scanned
+//! sequentially, and pass 2 rescans every chunk from its offset in parallel. That is two
+//! fork-joins in all: an earlier version walked L2-sized rounds (one read and one write of DRAM
+//! per element, but two fork-joins per 256 KiB) and ran 4x slower than one thread on the shared
+//! 2-core test machine, where every fork-join waits for a descheduled worker.
 //!
 //! Below [`PAR_THRESHOLD`] elements the fork-join overhead outweighs the gain and the callers
 //! use the single-thread path instead.
@@ -14,18 +15,12 @@ use rayon::prelude::*;
 use super::op::Monoid;
 use super::single;
 
-/// Bytes per tile: a quarter of a typical 512 KiB – 2 MiB per-core L2, so a tile read in pass 1
-/// is still there in pass 2.
-pub const TILE_BYTES: usize = 128 * 1024;
-
-/// Inputs shorter than this many elements are scanned on one thread. Measured on a 2-core AMD
-/// EPYC VM (see the book): with 2^16 f32 the two-pass scan only breaks even.
+/// Inputs shorter than this many elements are scanned on one thread (fork-join and the extra
+/// read pass cost more than they save below about 2^17 elements on a 2-core machine).
 pub const PAR_THRESHOLD: usize = 1 << 17;
 
-/// Tile length in elements for `T`.
-pub fn tile_len<T>() -> usize {
-    (TILE_BYTES / size_of::<T>().max(1)).max(single::LANES)
-}
+/// Chunks per thread (slack so an unlucky thread does not hold everyone up).
+const CHUNKS_PER_THREAD: usize = 4;
 
 /// Two-pass inclusive (`exclusive == false`) or exclusive scan over all rayon threads.
 pub fn scan<T: Copy + Send + Sync, M: Monoid<T>>(xs: &mut [T], op: M, exclusive: bool) {
@@ -38,25 +33,25 @@ pub fn scan<T: Copy + Send + Sync, M: Monoid<T>>(xs: &mut [T], op: M, exclusive:
         }
         return;
     }
-    let tile = tile_len::<T>();
+    let chunk = xs.len().div_ceil(threads * CHUNKS_PER_THREAD);
+    // Pass 1: one reduction per chunk, in parallel.
+    let sums: Vec<T> = xs.par_chunks(chunk).map(|c| single::reduce(c, op)).collect();
+    // The chunk offsets, sequentially, in order.
     let mut carry = op.identity();
-    let mut offsets = Vec::with_capacity(threads);
-    for round in xs.chunks_mut(tile * threads) {
-        // Pass 1: one reduction per tile, in parallel.
-        let sums: Vec<T> = round.par_chunks(tile).map(|t| single::reduce(t, op)).collect();
-        // The round's tile offsets, sequentially, in order.
-        offsets.clear();
-        for s in sums {
-            offsets.push(carry);
+    let offsets: Vec<T> = sums
+        .into_iter()
+        .map(|s| {
+            let off = carry;
             carry = op.combine(carry, s);
+            off
+        })
+        .collect();
+    // Pass 2: rescan every chunk from its offset.
+    xs.par_chunks_mut(chunk).zip(offsets.par_iter()).for_each(|(c, &off)| {
+        if exclusive {
+            single::exclusive_from(c, off, op);
+        } else {
+            single::inclusive_from(c, off, op);
         }
-        // Pass 2: rescan every tile from its offset.
-        round.par_chunks_mut(tile).zip(offsets.par_iter()).for_each(|(t, &off)| {
-            if exclusive {
-                single::exclusive_from(t, off, op);
-            } else {
-                single::inclusive_from(t, off, op);
-            }
-        });
-    }
+    });
 }
