@@ -78,7 +78,8 @@ fn collect(root: &Path, dir: &Path, files: &mut Vec<PathBuf>) {
         let path = entry.path();
         let name = entry.file_name();
         if path.is_dir() {
-            if dir == root && SKIP_DIRS.iter().any(|s| name == *s) || name.to_string_lossy().starts_with('.') {
+            if dir == root && SKIP_DIRS.iter().any(|s| name == *s) || name.to_string_lossy().starts_with('.')
+            {
                 continue;
             }
             println!("cargo:rerun-if-changed={}", path.display());

@@ -14,7 +14,9 @@ fn bench(c: &mut Criterion) {
         group.throughput(Throughput::Bytes((3 * n * 4) as u64));
         let x = vec![1.0f32; n];
         let mut y = vec![2.0f32; n];
-        group.bench_function(format!("cpu/{n}"), |b| b.iter(|| axpy_cpu(black_box(0.5f32), &x, &mut y).unwrap()));
+        group.bench_function(format!("cpu/{n}"), |b| {
+            b.iter(|| axpy_cpu(black_box(0.5f32), &x, &mut y).unwrap())
+        });
     }
     if let Ok(gpu) = Gpu::new(0) {
         println!("GPU: {}", gpu.props());

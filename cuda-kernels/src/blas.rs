@@ -40,7 +40,11 @@ pub fn axpy<T: AxpyScalar>(gpu: &Gpu, a: T, x: &CudaSlice<T>, y: &mut CudaSlice<
     }
     let func = gpu.function("blas/axpy", &format!("axpy_{}", T::SUFFIX))?;
     let threads = 256;
-    let cfg = LaunchConfig { grid_dim: (gpu.grid_for(x.len(), threads), 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
+    let cfg = LaunchConfig {
+        grid_dim: (gpu.grid_for(x.len(), threads), 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    };
     // SAFETY: axpy_T(u64 n, T a, const T* x, T* y) with x and y of n elements.
     unsafe {
         gpu.launch(&func, cfg, |args| {

@@ -138,7 +138,11 @@ impl Gpu {
     /// Overwrites `dst` with `host` (lengths must match).
     pub fn write<T: GpuScalar>(&self, host: &[T], dst: &mut CudaSlice<T>) -> Result<()> {
         if host.len() != dst.len() {
-            return Err(Error::Invalid(format!("host slice of {} into device buffer of {}", host.len(), dst.len())));
+            return Err(Error::Invalid(format!(
+                "host slice of {} into device buffer of {}",
+                host.len(),
+                dst.len()
+            )));
         }
         Ok(self.stream.memcpy_htod(host, dst)?)
     }

@@ -30,7 +30,10 @@ pub use modules::{CompilePath, EmbeddedModule, embedded_modules, nvcc_ptx_embedd
 pub use timing::{GpuTimer, TimingStats};
 
 /// cudarc's typed device buffer: the crate uses it as is rather than wrapping it.
-pub use cudarc::driver::{CudaFunction, CudaSlice as DeviceBuffer, CudaStream, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+pub use cudarc::driver::{
+    CudaFunction, CudaSlice as DeviceBuffer, CudaStream, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg,
+    ValidAsZeroBits,
+};
 
 /// Element types the kernels are instantiated for; the suffix names the instantiation
 /// (`axpy_f32`, `axpy_f64`).

@@ -56,11 +56,13 @@ fn force_nvrtc() -> bool {
 }
 
 /// Loads `name` on `ctx` once per process and device.
-pub(crate) fn load(ctx: &Arc<CudaContext>, cc: (i32, i32), name: &str) -> Result<(Arc<CudaModule>, CompilePath)> {
-    let module = EMBEDDED
-        .iter()
-        .find(|m| m.name == name)
-        .ok_or_else(|| Error::UnknownModule(name.to_string()))?;
+pub(crate) fn load(
+    ctx: &Arc<CudaContext>,
+    cc: (i32, i32),
+    name: &str,
+) -> Result<(Arc<CudaModule>, CompilePath)> {
+    let module =
+        EMBEDDED.iter().find(|m| m.name == name).ok_or_else(|| Error::UnknownModule(name.to_string()))?;
     let key = (ctx.ordinal(), module.name);
     // The lock is held while compiling so two threads never compile the same module twice.
     let mut cache = cache().lock().unwrap_or_else(|p| p.into_inner());
@@ -72,7 +74,11 @@ pub(crate) fn load(ctx: &Arc<CudaContext>, cc: (i32, i32), name: &str) -> Result
     Ok(loaded)
 }
 
-fn load_uncached(ctx: &Arc<CudaContext>, cc: (i32, i32), module: &EmbeddedModule) -> Result<(Arc<CudaModule>, CompilePath)> {
+fn load_uncached(
+    ctx: &Arc<CudaContext>,
+    cc: (i32, i32),
+    module: &EmbeddedModule,
+) -> Result<(Arc<CudaModule>, CompilePath)> {
     if let (Some(ptx), false) = (module.ptx, force_nvrtc()) {
         match ctx.load_module(Ptx::from_src(ptx)) {
             Ok(m) => return Ok((m, CompilePath::NvccPtx)),

@@ -45,7 +45,13 @@ impl GpuTimer {
     }
 
     /// `warmup` untimed runs of `f`, then `runs` timed ones.
-    pub fn stats<F: FnMut() -> Result<()>>(&self, gpu: &Gpu, warmup: usize, runs: usize, mut f: F) -> Result<TimingStats> {
+    pub fn stats<F: FnMut() -> Result<()>>(
+        &self,
+        gpu: &Gpu,
+        warmup: usize,
+        runs: usize,
+        mut f: F,
+    ) -> Result<TimingStats> {
         for _ in 0..warmup {
             f()?;
         }
@@ -54,6 +60,11 @@ impl GpuTimer {
             times.push(self.time(gpu, &mut f)?);
         }
         times.sort_by(f64::total_cmp);
-        Ok(TimingStats { median_ms: times[times.len() / 2], min_ms: times[0], max_ms: times[times.len() - 1], runs: times.len() })
+        Ok(TimingStats {
+            median_ms: times[times.len() / 2],
+            min_ms: times[0],
+            max_ms: times[times.len() - 1],
+            runs: times.len(),
+        })
     }
 }

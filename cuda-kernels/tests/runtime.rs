@@ -1,4 +1,6 @@
-use cuda_kernels::{CompilePath, Error, Gpu, axpy, axpy_cpu, driver_present, embedded_modules, nvcc_ptx_embedded};
+use cuda_kernels::{
+    CompilePath, Error, Gpu, axpy, axpy_cpu, driver_present, embedded_modules, nvcc_ptx_embedded,
+};
 use hetkit_testkit::{assert_close, gpu_or_skip, rng};
 use rand::Rng;
 
@@ -59,7 +61,11 @@ macro_rules! check_axpy {
 fn gpu_axpy_matches_cpu() {
     let Some(gpu) = gpu_or_skip("gpu_axpy_matches_cpu") else { return };
     println!("{}", gpu.props());
-    println!("blas/axpy reached the device by {:?} (PTX embedded: {})", gpu.compile_path("blas/axpy").unwrap(), nvcc_ptx_embedded());
+    println!(
+        "blas/axpy reached the device by {:?} (PTX embedded: {})",
+        gpu.compile_path("blas/axpy").unwrap(),
+        nvcc_ptx_embedded()
+    );
     let mut r = rng("gpu_axpy_matches_cpu");
     for n in [0, 1, 2, 31, 32, 33, 255, 256, 257, 1 << 20, (1 << 22) + 7] {
         // One rounding apart: the kernel may fuse a*x+y into an FMA.

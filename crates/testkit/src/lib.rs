@@ -32,7 +32,10 @@ pub fn gpu_or_skip(test: &str) -> Option<Gpu> {
 /// A generator seeded from `HETKIT_SEED` or from the clock, printing the seed.
 pub fn rng(test: &str) -> TestRng {
     let seed = std::env::var("HETKIT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0x5eed)
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0x5eed)
     });
     println!("{test}: HETKIT_SEED={seed}");
     TestRng::seed_from_u64(seed)
@@ -74,6 +77,9 @@ pub fn assert_close<T: Real>(got: &[T], want: &[T], rel: f64) {
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         let (gf, wf) = (g.to_f64(), w.to_f64());
         let err = (gf - wf).abs() / wf.abs().max(1.0);
-        assert!(err <= rel && !gf.is_nan(), "index {i}: got {g:?}, want {w:?} (rel err {err:.3e} > {rel:.1e})");
+        assert!(
+            err <= rel && !gf.is_nan(),
+            "index {i}: got {g:?}, want {w:?} (rel err {err:.3e} > {rel:.1e})"
+        );
     }
 }
