@@ -6,7 +6,7 @@
 //
 // Floats: the IEEE total order (x ^ (sign ? all : sign bit)) puts -NaN first. Subtracting the
 // number of negative-NaN codes K (wrapping) rotates them to the top, so the order is
-//   -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN (by payload) < -NaN (by payload),
+//   -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN < -NaN (each group in total_cmp order),
 // NaNs last, and the rotation is still a bijection.
 #pragma once
 #include "../common/types.cuh"

@@ -5,7 +5,8 @@
 //! IEEE total order (`f32::total_cmp`) rotated so that negative NaNs join the positive ones at
 //! the top:
 //!
-//! `-inf < ... < -0.0 < +0.0 < ... < +inf < +NaN (by payload) < -NaN (by payload)`.
+//! `-inf < ... < -0.0 < +0.0 < ... < +inf < +NaN < -NaN` (each NaN group in
+//! `total_cmp` order)`.
 //!
 //! So NaNs sort last (ascending), `-0.0` before `+0.0`, and since the map is a bijection a sort
 //! returns exactly the input bits, NaN payloads included. The GPU kernels

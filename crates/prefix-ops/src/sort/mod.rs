@@ -156,7 +156,7 @@ pub(crate) fn check_rows(len: usize, row_len: usize) -> Result<()> {
     if row_len == 0 {
         return Err(Error::Invalid("sort: row_len must be positive".into()));
     }
-    if len % row_len != 0 {
+    if !len.is_multiple_of(row_len) {
         return Err(Error::Invalid(format!("sort: {len} keys are not a whole number of rows of {row_len}")));
     }
     Ok(())
