@@ -65,9 +65,10 @@ pub(super) fn rows<K: SortKey>(keys: &mut [K], row_len: usize, order: Order) {
         CpuPlan::Network { .. } => {
             keys.par_chunks_mut(row_len).with_min_len(per_task).for_each(|r| network_keys(r, flip))
         }
-        CpuPlan::PerRow => {
-            keys.par_chunks_mut(row_len).with_min_len(per_task).for_each(|r| per_row_keys(r, flip))
-        }
+        CpuPlan::PerRow => keys
+            .par_chunks_mut(row_len)
+            .with_min_len(per_task)
+            .for_each_init(Vec::new, |b, r| per_row_keys(r, flip, b)),
         CpuPlan::WithinRow => keys.chunks_mut(row_len).for_each(|r| whole(r, order)),
     }
 }
@@ -100,10 +101,9 @@ pub(super) fn segments<K: SortKey>(keys: &mut [K], offsets: &[usize], order: Ord
     let flip = order.flip::<K::Bits>();
     let (small, large): (Vec<_>, Vec<_>) =
         split_segments(keys, offsets).into_iter().partition(|s| s.len() < PARALLEL_ROW_MIN);
-    small
-        .into_par_iter()
-        .with_min_len(64)
-        .for_each(|s| if s.len() <= NETWORK_MAX_LEN { network_keys(s, flip) } else { per_row_keys(s, flip) });
+    small.into_par_iter().with_min_len(64).for_each_init(Vec::new, |b, s| {
+        if s.len() <= NETWORK_MAX_LEN { network_keys(s, flip) } else { per_row_keys(s, flip, b) }
+    });
     // Large segments run in parallel with each other and within themselves (work stealing).
     large.into_par_iter().for_each(|s| whole(s, order));
 }
@@ -128,7 +128,11 @@ pub(super) fn segments_by_key<K: SortKey, V: Copy + Send + Sync>(
 pub(super) fn whole<K: SortKey>(keys: &mut [K], order: Order) {
     let flip = order.flip::<K::Bits>();
     if keys.len() < PARALLEL_ROW_MIN {
-        if keys.len() <= NETWORK_MAX_LEN { network_keys(keys, flip) } else { per_row_keys(keys, flip) }
+        if keys.len() <= NETWORK_MAX_LEN {
+            network_keys(keys, flip)
+        } else {
+            per_row_keys(keys, flip, &mut Vec::new())
+        }
     } else {
         keys.par_sort_unstable_by_key(|k| k.to_bits_ordered().xor(flip));
     }
@@ -202,8 +206,15 @@ fn network_keys<K: SortKey>(row: &mut [K], flip: K::Bits) {
     }
 }
 
-fn per_row_keys<K: SortKey>(row: &mut [K], flip: K::Bits) {
-    row.sort_unstable_by_key(|k| k.to_bits_ordered().xor(flip));
+/// One row by `sort_unstable` on the ordered bits: mapping each key once and sorting plain
+/// unsigned integers is faster than mapping inside every comparison.
+fn per_row_keys<K: SortKey>(row: &mut [K], flip: K::Bits, buf: &mut Vec<K::Bits>) {
+    buf.clear();
+    buf.extend(row.iter().map(|k| k.to_bits_ordered().xor(flip)));
+    buf.sort_unstable();
+    for (k, b) in row.iter_mut().zip(buf.iter()) {
+        *k = K::from_bits_ordered(b.xor(flip));
+    }
 }
 
 /// One row of pairs: sort `(ordered key, position)` (the network for short rows), then gather
