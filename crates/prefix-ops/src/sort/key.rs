@@ -177,11 +177,12 @@ mod tests {
             let x = f32::from_bits(b);
             assert_eq!(f32::from_bits_ordered(x.to_bits_ordered()).to_bits(), b);
         }
-        // -inf maps to 0, the smallest pattern; the last negative NaN to the largest.
+        // -inf maps to 0, the smallest pattern; the negative NaN with the smallest
+        // payload (the last one in total_cmp order) to the largest.
         assert_eq!(f32::NEG_INFINITY.to_bits_ordered(), 0);
-        assert_eq!(f32::from_bits(0xFFFF_FFFF).to_bits_ordered(), u32::MAX);
+        assert_eq!(f32::from_bits(0xFF80_0001).to_bits_ordered(), u32::MAX);
         assert_eq!(f64::NEG_INFINITY.to_bits_ordered(), 0);
-        assert_eq!(f64::from_bits(u64::MAX).to_bits_ordered(), u64::MAX);
+        assert_eq!(f64::from_bits(0xFFF0_0000_0000_0001).to_bits_ordered(), u64::MAX);
     }
 
     #[test]
