@@ -1,1 +1,0 @@
-//! Scans: inclusive and exclusive, batched, segmented and single-pass, on CPU and GPU.

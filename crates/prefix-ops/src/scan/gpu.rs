@@ -1,0 +1,539 @@
+//! GPU scans: device-buffer functions (`*_device`) and host-slice conveniences, over the kernels
+//! in `cuda-kernels/prefix/scan_*.cu`.
+//!
+//! Every kernel combines in a fixed order, so float results are identical from run to run and
+//! equal to [`super::emulate`] bit for bit. Without a GPU every function returns
+//! [`Error::Gpu`] (never panics).
+//!
+//! ```no_run
+//! use prefix_ops::scan::{gpu, Add};
+//! let dev = cuda_kernels::Gpu::new(0)?;
+//! let mut xs = vec![1.0f32; 1 << 20];
+//! gpu::inclusive(&dev, &mut xs, Add)?;
+//! assert_eq!(xs[1023], 1024.0);
+//! # Ok::<(), prefix_ops::Error>(())
+//! ```
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cuda_kernels::{CudaFunction, DeviceBuffer, Gpu, GpuScalar, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaModule, DevicePtr, DevicePtrMut};
+
+use super::dispatch::{Kernel, ScanOptions, items_per_thread, resolve};
+use super::emulate::Network;
+use super::op::{Add, BuiltinOp};
+use super::rows::check_rows;
+use super::segmented::check_offsets;
+use crate::error::{Error, Result};
+
+const THREADS: u32 = 256;
+
+/// How the elements of a buffer form independent scans.
+#[derive(Debug, Clone, Copy)]
+pub enum Layout<'a> {
+    /// One array.
+    Array,
+    /// Rows of `row_len`, one after another.
+    Rows {
+        /// Elements per row.
+        row_len: usize,
+    },
+    /// Segments by CSR offsets on the device (`offsets[0] == 0`, non-decreasing, last `== n`;
+    /// validated by the host-slice entry points, trusted here).
+    Segments(&'a DeviceBuffer<u64>),
+}
+
+/// Element types with a C name, for the NVRTC path.
+pub trait CudaType: GpuScalar {
+    /// The C type, e.g. `"float"`.
+    const C_NAME: &'static str;
+}
+impl CudaType for f32 {
+    const C_NAME: &'static str = "float";
+}
+impl CudaType for f64 {
+    const C_NAME: &'static str = "double";
+}
+impl CudaType for i32 {
+    const C_NAME: &'static str = "int";
+}
+impl CudaType for u32 {
+    const C_NAME: &'static str = "unsigned int";
+}
+impl CudaType for i64 {
+    const C_NAME: &'static str = "long long";
+}
+impl CudaType for u64 {
+    const C_NAME: &'static str = "unsigned long long";
+}
+
+/// Bytes of one look-back status value: the element, or the (value, head) pair of segmented
+/// scans laid out as the kernel's `Flagged<V>`.
+fn status_value_bytes<T>(segmented: bool) -> usize {
+    let (size, align) = (size_of::<T>(), align_of::<T>().max(4));
+    if segmented { (size + 4).div_ceil(align) * align } else { size }
+}
+
+/// Tile status and value scratch for one look-back launch.
+struct Scratch {
+    status: DeviceBuffer<u32>,
+    values: DeviceBuffer<u64>,
+}
+
+fn scratch<T>(gpu: &Gpu, n: usize, segmented: bool) -> Result<Scratch> {
+    let tile = THREADS as usize * items_per_thread(size_of::<T>());
+    let tiles = n.div_ceil(tile);
+    let bytes = 2 * tiles * status_value_bytes::<T>(segmented);
+    Ok(Scratch { status: gpu.zeros::<u32>(1 + tiles)?, values: gpu.zeros::<u64>(bytes.div_ceil(8).max(1))? })
+}
+
+/// The kernel function for `kernel` and the operator/type, from the embedded modules.
+fn builtin_function<T: GpuScalar, M: BuiltinOp<T>>(
+    gpu: &Gpu,
+    kernel: Kernel,
+    net: Network,
+) -> Result<CudaFunction> {
+    let (module, name) = match kernel {
+        Kernel::Lookback if net != Network::KoggeStone => {
+            ("prefix/scan_lookback", format!("scan_lookback_add_f32_{}", net.suffix()))
+        }
+        Kernel::Lookback => ("prefix/scan_lookback", format!("scan_lookback_{}_{}", M::NAME, T::SUFFIX)),
+        Kernel::LookbackRows => {
+            ("prefix/scan_segmented", format!("scan_lookback_rows_{}_{}", M::NAME, T::SUFFIX))
+        }
+        Kernel::RowsWarpLarge if net != Network::KoggeStone => {
+            ("prefix/scan_batched", format!("scan_rows_warp_l_add_f32_{}", net.suffix()))
+        }
+        Kernel::RowsWarpSmall => {
+            ("prefix/scan_batched", format!("scan_rows_warp_s_{}_{}", M::NAME, T::SUFFIX))
+        }
+        Kernel::RowsWarpLarge => {
+            ("prefix/scan_batched", format!("scan_rows_warp_l_{}_{}", M::NAME, T::SUFFIX))
+        }
+        Kernel::RowsBlock => ("prefix/scan_batched", format!("scan_rows_block_{}_{}", M::NAME, T::SUFFIX)),
+    };
+    Ok(gpu.function(module, &name)?)
+}
+
+fn check_network<T: GpuScalar, M: BuiltinOp<T>>(net: Network, kernel: Kernel) -> Result<()> {
+    let study =
+        matches!(kernel, Kernel::Lookback | Kernel::RowsWarpLarge) && T::SUFFIX == "f32" && M::NAME == "add";
+    if net != Network::KoggeStone && !study {
+        return Err(Error::Invalid(format!(
+            "network {net:?} is instantiated only for f32 Add with the Lookback and RowsWarpLarge kernels"
+        )));
+    }
+    Ok(())
+}
+
+/// Where a scan reads and writes: raw device pointers (the same for in-place scans).
+#[derive(Clone, Copy)]
+struct Io {
+    src: u64,
+    dst: u64,
+    n: usize,
+}
+
+/// Launches `func` (a look-back kernel or a rows kernel, per `kernel`) on `io`.
+fn launch(
+    gpu: &Gpu,
+    func: &CudaFunction,
+    kernel: Kernel,
+    io: Io,
+    elem_bytes: usize,
+    layout: Layout<'_>,
+    exclusive: bool,
+) -> Result<()> {
+    let n = io.n as u64;
+    let excl = exclusive as i32;
+    let sm = gpu.props().sm_count.max(1);
+    match kernel {
+        Kernel::Lookback | Kernel::LookbackRows => {
+            let segmented = !matches!(layout, Layout::Array);
+            let tile = THREADS as usize * items_per_thread(elem_bytes);
+            let tiles = io.n.div_ceil(tile);
+            // Scratch sized for the widest pair (16 bytes per value) works for every type.
+            let mut s = scratch::<u64>(gpu, tiles * tile, segmented)?;
+            let (row_len, off_ptr, n_off, _guard) = match layout {
+                Layout::Array => (n.max(1), 0u64, 0u64, None),
+                Layout::Rows { row_len } => (row_len as u64, 0, 0, None),
+                Layout::Segments(off) => {
+                    let (p, g) = off.device_ptr(gpu.stream());
+                    (n.max(1), p, off.len() as u64, Some(g))
+                }
+            };
+            let cfg = LaunchConfig {
+                grid_dim: (tiles as u32, 1, 1),
+                block_dim: (THREADS, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let (status, _gs) = s.status.device_ptr_mut(gpu.stream());
+            let (values, _gv) = s.values.device_ptr_mut(gpu.stream());
+            // SAFETY: matches scan_lookback_tile's parameters (in, out, n, row_len, offsets,
+            // n_offsets, status, values, exclusive); src/dst hold n elements, status 1 + tiles
+            // zeroed words, values 2 * tiles status values; offsets n_offsets u64.
+            unsafe {
+                gpu.launch(func, cfg, |a| {
+                    a.arg(&io.src).arg(&io.dst).arg(&n).arg(&row_len).arg(&off_ptr).arg(&n_off);
+                    a.arg(&status).arg(&values).arg(&excl);
+                })
+            }?;
+            Ok(())
+        }
+        Kernel::RowsWarpSmall | Kernel::RowsWarpLarge | Kernel::RowsBlock => {
+            let row_len = match layout {
+                Layout::Rows { row_len } => row_len,
+                _ => io.n,
+            };
+            let rows = io.n / row_len.max(1);
+            let per_block = if kernel == Kernel::RowsBlock { 1 } else { THREADS as usize / 32 };
+            let grid = rows.div_ceil(per_block).min(sm as usize * 32).max(1) as u32;
+            let cfg =
+                LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+            let (rows, row_len) = (rows as u64, row_len as u64);
+            // SAFETY: matches scan_rows_*(in, out, rows, row_len, exclusive); src/dst hold
+            // rows * row_len elements.
+            unsafe {
+                gpu.launch(func, cfg, |a| {
+                    a.arg(&io.src).arg(&io.dst).arg(&rows).arg(&row_len).arg(&excl);
+                })
+            }?;
+            Ok(())
+        }
+    }
+}
+
+fn rows_of(layout: Layout<'_>, n: usize) -> Result<(usize, usize)> {
+    match layout {
+        Layout::Array => Ok((1, n)),
+        Layout::Rows { row_len } => {
+            check_rows(n, row_len)?;
+            Ok((n / row_len.max(1), row_len))
+        }
+        Layout::Segments(_) => Ok((2, n)),
+    }
+}
+
+fn kernel_for<T: GpuScalar>(gpu: &Gpu, layout: Layout<'_>, n: usize, opts: &ScanOptions) -> Result<Kernel> {
+    let (rows, row_len) = rows_of(layout, n)?;
+    let k = match layout {
+        Layout::Segments(_) => Kernel::LookbackRows,
+        _ => resolve(rows, row_len, size_of::<T>(), gpu.props().sm_count, opts),
+    };
+    // The plain look-back kernel has no heads: several rows need the row variant.
+    Ok(if k == Kernel::Lookback && !matches!(layout, Layout::Array) && rows > 1 {
+        Kernel::LookbackRows
+    } else {
+        k
+    })
+}
+
+fn run_builtin<T: GpuScalar, M: BuiltinOp<T>>(
+    gpu: &Gpu,
+    io: Io,
+    layout: Layout<'_>,
+    exclusive: bool,
+    opts: &ScanOptions,
+) -> Result<()> {
+    if io.n == 0 {
+        return Ok(());
+    }
+    let kernel = kernel_for::<T>(gpu, layout, io.n, opts)?;
+    check_network::<T, M>(opts.network, kernel)?;
+    let func = match (layout, kernel) {
+        (Layout::Segments(_), _) => {
+            gpu.function("prefix/scan_segmented", &format!("scan_lookback_seg_{}_{}", M::NAME, T::SUFFIX))?
+        }
+        _ => builtin_function::<T, M>(gpu, kernel, opts.network)?,
+    };
+    launch(gpu, &func, kernel, io, size_of::<T>(), layout, exclusive)
+}
+
+/// Scans `src` into `dst` on the device (out of place) with a built-in operator.
+///
+/// `layout` says whether the buffer is one array, rows or segments; `opts` may force a kernel
+/// or a warp network (see [`super::dispatch`]).
+pub fn scan_into_device<T: GpuScalar, M: BuiltinOp<T>>(
+    gpu: &Gpu,
+    src: &DeviceBuffer<T>,
+    dst: &mut DeviceBuffer<T>,
+    layout: Layout<'_>,
+    _op: M,
+    exclusive: bool,
+    opts: &ScanOptions,
+) -> Result<()> {
+    if src.len() != dst.len() {
+        return Err(Error::LengthMismatch { what: "dst", got: dst.len(), expected: src.len() });
+    }
+    let _span = tracing::debug_span!("scan::gpu::scan_into_device", n = src.len()).entered();
+    let (s, _gs) = src.device_ptr(gpu.stream());
+    let (d, _gd) = dst.device_ptr_mut(gpu.stream());
+    run_builtin::<T, M>(gpu, Io { src: s, dst: d, n: src.len() }, layout, exclusive, opts)
+}
+
+/// Scans `buf` in place on the device with a built-in operator (see [`scan_into_device`]).
+pub fn scan_device<T: GpuScalar, M: BuiltinOp<T>>(
+    gpu: &Gpu,
+    buf: &mut DeviceBuffer<T>,
+    layout: Layout<'_>,
+    _op: M,
+    exclusive: bool,
+    opts: &ScanOptions,
+) -> Result<()> {
+    let n = buf.len();
+    let (p, _g) = buf.device_ptr_mut(gpu.stream());
+    run_builtin::<T, M>(gpu, Io { src: p, dst: p, n }, layout, exclusive, opts)
+}
+
+fn host_roundtrip<T: GpuScalar>(
+    gpu: &Gpu,
+    data: &mut [T],
+    f: impl FnOnce(&mut DeviceBuffer<T>) -> Result<()>,
+) -> Result<()> {
+    if data.is_empty() {
+        return Ok(());
+    }
+    let mut buf = gpu.upload(data)?;
+    f(&mut buf)?;
+    let out = gpu.download(&buf)?;
+    data.copy_from_slice(&out);
+    Ok(())
+}
+
+/// In-place inclusive scan of a host slice on the GPU (upload, scan, download).
+pub fn inclusive<T: GpuScalar, M: BuiltinOp<T>>(gpu: &Gpu, data: &mut [T], op: M) -> Result<()> {
+    host_roundtrip(gpu, data, |b| scan_device(gpu, b, Layout::Array, op, false, &ScanOptions::default()))
+}
+
+/// In-place exclusive scan of a host slice on the GPU.
+pub fn exclusive<T: GpuScalar, M: BuiltinOp<T>>(gpu: &Gpu, data: &mut [T], op: M) -> Result<()> {
+    host_roundtrip(gpu, data, |b| scan_device(gpu, b, Layout::Array, op, true, &ScanOptions::default()))
+}
+
+/// Batched inclusive scan of rows of `row_len` on the GPU (errors as [`super::inclusive_rows`]).
+pub fn inclusive_rows<T: GpuScalar, M: BuiltinOp<T>>(
+    gpu: &Gpu,
+    data: &mut [T],
+    row_len: usize,
+    op: M,
+) -> Result<()> {
+    check_rows(data.len(), row_len)?;
+    host_roundtrip(gpu, data, |b| {
+        scan_device(gpu, b, Layout::Rows { row_len }, op, false, &ScanOptions::default())
+    })
+}
+
+/// Batched exclusive scan of rows of `row_len` on the GPU.
+pub fn exclusive_rows<T: GpuScalar, M: BuiltinOp<T>>(
+    gpu: &Gpu,
+    data: &mut [T],
+    row_len: usize,
+    op: M,
+) -> Result<()> {
+    check_rows(data.len(), row_len)?;
+    host_roundtrip(gpu, data, |b| {
+        scan_device(gpu, b, Layout::Rows { row_len }, op, true, &ScanOptions::default())
+    })
+}
+
+/// Segmented scan with CSR offsets on the GPU (errors as [`super::inclusive_segments`]).
+pub fn scan_segments<T: GpuScalar, M: BuiltinOp<T>>(
+    gpu: &Gpu,
+    data: &mut [T],
+    offsets: &[usize],
+    op: M,
+    exclusive: bool,
+) -> Result<()> {
+    check_offsets(data.len(), offsets)?;
+    if data.is_empty() {
+        return Ok(());
+    }
+    let off: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
+    let off = gpu.upload(&off)?;
+    host_roundtrip(gpu, data, |b| {
+        scan_device(gpu, b, Layout::Segments(&off), op, exclusive, &ScanOptions::default())
+    })
+}
+
+/// Stream compaction / stable partition on the device: `flags` holds 0 or 1 per element.
+/// Kept elements (flag 1) go to the front of `dst` in order; with `partition` the others follow
+/// in order. Returns the number kept. Needs `n < 2^32`.
+pub fn select_device<T: GpuScalar>(
+    gpu: &Gpu,
+    src: &DeviceBuffer<T>,
+    flags: &DeviceBuffer<u32>,
+    dst: &mut DeviceBuffer<T>,
+    partition: bool,
+) -> Result<usize> {
+    let n = src.len();
+    if flags.len() != n {
+        return Err(Error::LengthMismatch { what: "flags", got: flags.len(), expected: n });
+    }
+    if dst.len() != n {
+        return Err(Error::LengthMismatch { what: "dst", got: dst.len(), expected: n });
+    }
+    if n == 0 {
+        return Ok(0);
+    }
+    if n > u32::MAX as usize {
+        return Err(Error::Invalid(format!("select: {n} elements, at most 2^32 - 1")));
+    }
+    let mut pos = gpu.zeros::<u32>(n)?;
+    scan_into_device(gpu, flags, &mut pos, Layout::Array, Add, true, &ScanOptions::default())?;
+    let func = gpu.function("prefix/scan_compact", &format!("scan_scatter_{}", T::SUFFIX))?;
+    let cfg = LaunchConfig {
+        grid_dim: (gpu.grid_for(n, THREADS), 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let (n64, part) = (n as u64, partition as i32);
+    // SAFETY: scan_scatter_T(x, flags, pos, n, out, partition) with x, flags, pos, out of n.
+    unsafe {
+        gpu.launch(&func, cfg, |a| {
+            a.arg(src).arg(flags).arg(&pos).arg(&n64).arg(dst).arg(&part);
+        })?;
+    }
+    let last_pos = gpu.stream().clone_dtoh(&pos.slice(n - 1..)).map_err(cuda_kernels::Error::from)?;
+    let last_flag = gpu.stream().clone_dtoh(&flags.slice(n - 1..)).map_err(cuda_kernels::Error::from)?;
+    Ok(last_pos[0] as usize + (last_flag[0] != 0) as usize)
+}
+
+/// Host convenience for [`select_device`]: the kept elements, in order.
+pub fn compact<T: GpuScalar>(gpu: &Gpu, data: &[T], keep: &[bool]) -> Result<Vec<T>> {
+    let (mut all, kept) = partition(gpu, data, keep)?;
+    all.truncate(kept);
+    Ok(all)
+}
+
+/// Host convenience for [`select_device`] with `partition`: kept elements then the others,
+/// both in their original order, and the number kept.
+pub fn partition<T: GpuScalar>(gpu: &Gpu, data: &[T], keep: &[bool]) -> Result<(Vec<T>, usize)> {
+    if keep.len() != data.len() {
+        return Err(Error::LengthMismatch { what: "keep", got: keep.len(), expected: data.len() });
+    }
+    if data.is_empty() {
+        return Ok((Vec::new(), 0));
+    }
+    let src = gpu.upload(data)?;
+    let flags = gpu.upload(&keep.iter().map(|&k| k as u32).collect::<Vec<u32>>())?;
+    let mut dst = gpu.zeros::<T>(data.len())?;
+    let kept = select_device(gpu, &src, &flags, &mut dst, true)?;
+    Ok((gpu.download(&dst)?, kept))
+}
+
+/// A user-defined operator as CUDA C expressions, compiled by NVRTC at first use (cached per
+/// device, type and expressions). `combine` uses `a` (earlier) and `b`; it must be associative
+/// and `identity` its identity, or results are undefined.
+///
+/// ```no_run
+/// use prefix_ops::scan::gpu::{self, UserOp};
+/// let dev = cuda_kernels::Gpu::new(0)?;
+/// // Running maximum of absolute values.
+/// let op = UserOp::new("fmaxf(fabsf(a), fabsf(b))", "0.0f");
+/// let mut xs = vec![1.0f32, -3.0, 2.0];
+/// gpu::user_inclusive(&dev, &mut xs, &op)?;
+/// assert_eq!(xs, [1.0, 3.0, 3.0]);
+/// # Ok::<(), prefix_ops::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UserOp {
+    /// C expression of `combine(a, b)`.
+    pub combine: String,
+    /// C expression of the identity.
+    pub identity: String,
+}
+
+impl UserOp {
+    /// An operator from its two expressions.
+    pub fn new(combine: &str, identity: &str) -> UserOp {
+        UserOp { combine: combine.to_string(), identity: identity.to_string() }
+    }
+}
+
+type ModuleCache = Mutex<HashMap<(usize, &'static str, UserOp), Arc<CudaModule>>>;
+
+fn user_module<T: CudaType>(gpu: &Gpu, op: &UserOp) -> Result<Arc<CudaModule>> {
+    static CACHE: OnceLock<ModuleCache> = OnceLock::new();
+    let key = (gpu.context().ordinal(), T::C_NAME, op.clone());
+    let mut cache =
+        CACHE.get_or_init(|| Mutex::new(HashMap::new())).lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(m) = cache.get(&key) {
+        return Ok(m.clone());
+    }
+    const NAME: &str = "prefix/scan_user";
+    let base = cuda_kernels::embedded_modules()
+        .iter()
+        .find(|m| m.name == NAME)
+        .ok_or_else(|| cuda_kernels::Error::UnknownModule(NAME.to_string()))?;
+    // SAFETY: only probes whether libnvrtc can be opened.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(cuda_kernels::Error::NoNvrtc { module: NAME.to_string() }.into());
+    }
+    let source = format!(
+        "#define HK_USER_T {}\n#define HK_USER_IDENTITY ({})\n#define HK_USER_COMBINE(a, b) ({})\n{}",
+        T::C_NAME,
+        op.identity,
+        op.combine,
+        base.source
+    );
+    let (major, minor) = gpu.props().compute_capability;
+    let opts = cudarc::nvrtc::CompileOptions {
+        options: vec![format!("--gpu-architecture=compute_{major}{minor}"), "-std=c++17".to_string()],
+        name: Some("scan_user.cu".to_string()),
+        ..Default::default()
+    };
+    let ptx =
+        cudarc::nvrtc::compile_ptx_with_opts(&source, opts).map_err(|e| cuda_kernels::Error::Compile {
+            module: format!("{NAME} with combine `{}`", op.combine),
+            message: match e {
+                cudarc::nvrtc::CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
+                other => format!("{other:?}"),
+            },
+        })?;
+    let module = gpu.context().load_module(ptx).map_err(cuda_kernels::Error::from)?;
+    cache.insert(key, module.clone());
+    Ok(module)
+}
+
+/// Scans `src` into `dst` with a user-defined operator (look-back kernels; `layout` as for
+/// built-in operators).
+pub fn user_scan_into_device<T: CudaType>(
+    gpu: &Gpu,
+    src: &DeviceBuffer<T>,
+    dst: &mut DeviceBuffer<T>,
+    layout: Layout<'_>,
+    op: &UserOp,
+    exclusive: bool,
+) -> Result<()> {
+    if src.len() != dst.len() {
+        return Err(Error::LengthMismatch { what: "dst", got: dst.len(), expected: src.len() });
+    }
+    let n = src.len();
+    rows_of(layout, n)?;
+    if n == 0 {
+        return Ok(());
+    }
+    let module = user_module::<T>(gpu, op)?;
+    let (name, kernel) = match layout {
+        Layout::Array => ("scan_user_lookback", Kernel::Lookback),
+        Layout::Rows { .. } => ("scan_user_lookback_rows", Kernel::LookbackRows),
+        Layout::Segments(_) => ("scan_user_lookback_seg", Kernel::LookbackRows),
+    };
+    let func = module.load_function(name).map_err(cuda_kernels::Error::from)?;
+    let (s, _gs) = src.device_ptr(gpu.stream());
+    let (d, _gd) = dst.device_ptr_mut(gpu.stream());
+    launch(gpu, &func, kernel, Io { src: s, dst: d, n }, size_of::<T>(), layout, exclusive)
+}
+
+/// Host convenience: in-place inclusive scan with a user-defined operator.
+pub fn user_inclusive<T: CudaType>(gpu: &Gpu, data: &mut [T], op: &UserOp) -> Result<()> {
+    if data.is_empty() {
+        return Ok(());
+    }
+    let src = gpu.upload(data)?;
+    let mut dst = gpu.zeros::<T>(data.len())?;
+    user_scan_into_device(gpu, &src, &mut dst, Layout::Array, op, false)?;
+    data.copy_from_slice(&gpu.download(&dst)?);
+    Ok(())
+}

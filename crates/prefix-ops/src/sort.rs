@@ -1,1 +1,0 @@
-//! Bitonic merge comb sort for batches of rows and segments, on CPU and GPU.

@@ -1,0 +1,187 @@
+//! Sorting: bitonic merge comb sort (BMCS) for batches of rows and segments, on CPU and GPU.
+//!
+//! The entry points read like the operation they perform:
+//!
+//! | call | sorts |
+//! |---|---|
+//! | [`rows`]`(&mut keys, row_len, order)` | every row of `row_len` consecutive keys |
+//! | [`segments`]`(&mut keys, &offsets, order)` | every segment `keys[offsets[i]..offsets[i+1]]` |
+//! | [`whole`]`(&mut keys, order)` | the whole slice |
+//! | [`rows_by_key`], [`segments_by_key`], [`whole_by_key`] | the same, moving `values` with their keys |
+//!
+//! Keys are `u32`, `i32`, `f32`, `u64`, `i64`, `f64` ([`SortKey`]). Floats follow a total order:
+//! `-inf < ... < -0.0 < +0.0 < ... < +inf < NaN`, NaNs last; [`Order::Descending`] is the exact
+//! reverse (NaNs first). Every key-value sort is **stable**: keys compare as `(key, position)`,
+//! so equal keys keep their values in input order. (For keys alone stability is invisible: the
+//! order is total on bit patterns, so equal keys are identical.)
+//!
+//! On the CPU, short rows go through a branch-free bitonic network ([`network`]) with rayon over
+//! rows; longer rows use the standard library's pattern-defeating quicksort per row, and few
+//! long rows or one array use rayon's parallel sorts. [`plan_cpu`] is the dispatcher. The GPU
+//! versions live in [`gpu`]; [`emulate`] is a CPU model of the GPU kernel's schedule.
+//!
+//! ```
+//! use prefix_ops::sort::{self, Order};
+//! let mut keys = vec![3.0f32, f32::NAN, -0.0, 0.0, /* row 2 */ 2.0, 1.0, -5.0, 1.0];
+//! sort::rows(&mut keys, 4, Order::Ascending)?;
+//! assert_eq!(&keys[4..], &[-5.0, 1.0, 1.0, 2.0]);
+//! assert!(keys[0].to_bits() == (-0.0f32).to_bits() && keys[1].to_bits() == 0.0f32.to_bits());
+//! assert!(keys[3].is_nan());
+//!
+//! let mut k = vec![2u32, 1, 2, 1];
+//! let mut v = vec![10u64, 11, 12, 13];
+//! sort::segments_by_key(&mut k, &mut v, &[0, 4], Order::Descending)?;
+//! assert_eq!((k, v), (vec![2, 2, 1, 1], vec![10, 12, 11, 13]));
+//! # Ok::<(), prefix_ops::Error>(())
+//! ```
+
+mod cpu;
+pub mod emulate;
+pub mod gpu;
+mod key;
+pub mod network;
+
+pub use cpu::{CpuPlan, NETWORK_MAX_LEN, plan_cpu};
+pub use key::{SortBits, SortKey, SortValue};
+
+use crate::error::{Error, Result};
+
+/// The direction of a sort.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Order {
+    /// Smallest key first (NaNs last).
+    #[default]
+    Ascending,
+    /// Largest key first: the exact reverse of [`Order::Ascending`] (NaNs first).
+    Descending,
+}
+
+impl Order {
+    /// True for [`Order::Descending`].
+    pub fn is_descending(self) -> bool {
+        self == Order::Descending
+    }
+
+    /// The mask keys' ordered bits are xor-ed with so that an ascending sort sorts this way.
+    pub(crate) fn flip<U: SortBits>(self) -> U {
+        if self.is_descending() { U::MAX } else { U::ZERO }
+    }
+}
+
+/// Sorts each row of `row_len` consecutive keys.
+///
+/// Errors: `row_len == 0` with keys present, or `keys.len()` not a multiple of `row_len`.
+///
+/// ```
+/// # use prefix_ops::sort::{self, Order};
+/// let mut k = vec![3i64, 1, 2, 9, 8, 7];
+/// sort::rows(&mut k, 3, Order::Ascending)?;
+/// assert_eq!(k, [1, 2, 3, 7, 8, 9]);
+/// # Ok::<(), prefix_ops::Error>(())
+/// ```
+pub fn rows<K: SortKey>(keys: &mut [K], row_len: usize, order: Order) -> Result<()> {
+    check_rows(keys.len(), row_len)?;
+    let _span = tracing::debug_span!("sort::rows", n = keys.len(), row_len).entered();
+    cpu::rows(keys, row_len, order);
+    Ok(())
+}
+
+/// Sorts each row of `row_len` keys and applies the same permutation to `values`; stable.
+///
+/// Errors: as [`rows`], and `values.len() != keys.len()`.
+pub fn rows_by_key<K: SortKey, V: Copy + Send + Sync>(
+    keys: &mut [K],
+    values: &mut [V],
+    row_len: usize,
+    order: Order,
+) -> Result<()> {
+    check_values(keys.len(), values.len())?;
+    check_rows(keys.len(), row_len)?;
+    let _span = tracing::debug_span!("sort::rows_by_key", n = keys.len(), row_len).entered();
+    cpu::rows_by_key(keys, values, row_len, order);
+    Ok(())
+}
+
+/// Sorts each segment `keys[offsets[i]..offsets[i + 1]]`. Keys outside every segment (before
+/// `offsets[0]`, after the last offset) are left alone.
+///
+/// Errors: offsets that decrease or pass `keys.len()`.
+pub fn segments<K: SortKey>(keys: &mut [K], offsets: &[usize], order: Order) -> Result<()> {
+    check_offsets(offsets, keys.len())?;
+    let _span = tracing::debug_span!("sort::segments", n = keys.len(), segments = offsets.len()).entered();
+    cpu::segments(keys, offsets, order);
+    Ok(())
+}
+
+/// Sorts each segment of keys, moving `values` along; stable.
+///
+/// Errors: as [`segments`], and `values.len() != keys.len()`.
+pub fn segments_by_key<K: SortKey, V: Copy + Send + Sync>(
+    keys: &mut [K],
+    values: &mut [V],
+    offsets: &[usize],
+    order: Order,
+) -> Result<()> {
+    check_values(keys.len(), values.len())?;
+    check_offsets(offsets, keys.len())?;
+    let _span = tracing::debug_span!("sort::segments_by_key", n = keys.len()).entered();
+    cpu::segments_by_key(keys, values, offsets, order);
+    Ok(())
+}
+
+/// Sorts the whole slice (rayon's parallel sort for large slices).
+pub fn whole<K: SortKey>(keys: &mut [K], order: Order) {
+    let _span = tracing::debug_span!("sort::whole", n = keys.len()).entered();
+    cpu::whole(keys, order);
+}
+
+/// Sorts the whole slice of keys, moving `values` along; stable.
+///
+/// Errors: `values.len() != keys.len()`.
+pub fn whole_by_key<K: SortKey, V: Copy + Send + Sync>(
+    keys: &mut [K],
+    values: &mut [V],
+    order: Order,
+) -> Result<()> {
+    check_values(keys.len(), values.len())?;
+    let _span = tracing::debug_span!("sort::whole_by_key", n = keys.len()).entered();
+    cpu::whole_by_key(keys, values, order);
+    Ok(())
+}
+
+pub(crate) fn check_rows(len: usize, row_len: usize) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    if row_len == 0 {
+        return Err(Error::Invalid("sort: row_len must be positive".into()));
+    }
+    if !len.is_multiple_of(row_len) {
+        return Err(Error::Invalid(format!("sort: {len} keys are not a whole number of rows of {row_len}")));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_values(keys: usize, values: usize) -> Result<()> {
+    if keys != values {
+        return Err(Error::LengthMismatch { what: "values", got: values, expected: keys });
+    }
+    Ok(())
+}
+
+pub(crate) fn check_offsets(offsets: &[usize], len: usize) -> Result<()> {
+    if let Some(i) = offsets.windows(2).position(|w| w[1] < w[0]) {
+        return Err(Error::InvalidOffsets(format!(
+            "offsets[{}] = {} is below offsets[{i}] = {}",
+            i + 1,
+            offsets[i + 1],
+            offsets[i]
+        )));
+    }
+    if let Some(&last) = offsets.last()
+        && last > len
+    {
+        return Err(Error::InvalidOffsets(format!("last offset {last} is past the {len} keys")));
+    }
+    Ok(())
+}

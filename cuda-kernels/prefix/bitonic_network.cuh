@@ -1,0 +1,212 @@
+// Bitonic merge comb sort (BMCS) of one row of N = 2^n keys inside a thread block.
+//
+// The network is Batcher's bitonic sort in the flip ("comb") form, where every comparator is
+// ascending (min to the lower index). Merge stage s = 1..n sorts blocks of 2^s keys:
+//   flip step:      compare i with i ^ (2^s - 1)            (its mirror in the block)
+//   half-cleaners:  compare i with i ^ j, j = 2^(s-2) .. 1
+// A step is named by the high bit h of its mask (the flip of stage s has h = s - 1, the
+// half-cleaner j has h = log2 j). Each virtual thread t owns the four consecutive keys 4t..4t+3
+// (its "home"), which decides where a step runs:
+//   h <= 1        registers: both keys in one thread (stages 1 and 2, and the last two steps of
+//                 every later stage),
+//   2 <= h <= 6   shuffles: the partner of key 4t+q is key 4(t ^ M)+q (half-cleaner, M = j/4) or
+//                 4(t ^ M)+3-q (flip, M = 2^(s-2) - 1); t ^ M < 32 stays in the warp,
+//   h >= 7        shared memory: two steps at a time (radix 4) on the orbit
+//                 {b, b^mB, b^mA, b^mA^mB} of a base index b, one barrier per pair; an odd
+//                 count starts with one radix-2 step.
+// Rows of N <= 128 therefore sort with no barrier at all. A CPU model of exactly this schedule
+// is prefix_ops::sort::emulate, which the tests run through the 0-1 principle.
+//
+// Key-value rows carry a 32-bit tag (the key's position in its row) and compare (key, tag)
+// lexicographically. That makes the order strict, so the sort is stable, and the padding keys
+// (all ones, at positions >= len) stay behind real keys equal to all ones. Values move once,
+// at the end, gathered through the tags.
+#pragma once
+#include "sort_keys.cuh"
+
+#define HK_FULL_MASK 0xffffffffu
+
+// a > b in the network's order: by key, then (tagged) by tag.
+template <bool TAGGED, typename U>
+HK_DEVICE bool bmcs_gt(U ka, u32 ta, U kb, u32 tb) {
+    return TAGGED ? (ka > kb || (ka == kb && ta > tb)) : (ka > kb);
+}
+
+// Compare-exchange: the smaller pair ends in (ka, ta). Branch-free selects.
+template <bool TAGGED, typename U>
+HK_DEVICE void bmcs_cas(U& ka, u32& ta, U& kb, u32& tb) {
+    bool s = bmcs_gt<TAGGED>(ka, ta, kb, tb);
+    U lo = s ? kb : ka;
+    U hi = s ? ka : kb;
+    ka = lo;
+    kb = hi;
+    if (TAGGED) {
+        u32 tl = s ? tb : ta;
+        u32 th = s ? ta : tb;
+        ta = tl;
+        tb = th;
+    }
+}
+
+// Stages 1 and 2 on a thread's four consecutive keys.
+template <bool TAGGED, typename U>
+HK_DEVICE void bmcs_registers_first(U* k, u32* t) {
+    bmcs_cas<TAGGED>(k[0], t[0], k[1], t[1]);  // stage 1, flip (mask 1)
+    bmcs_cas<TAGGED>(k[2], t[2], k[3], t[3]);
+    bmcs_cas<TAGGED>(k[0], t[0], k[3], t[3]);  // stage 2, flip (mask 3)
+    bmcs_cas<TAGGED>(k[1], t[1], k[2], t[2]);
+    bmcs_cas<TAGGED>(k[0], t[0], k[1], t[1]);  // stage 2, j = 1
+    bmcs_cas<TAGGED>(k[2], t[2], k[3], t[3]);
+}
+
+// The half-cleaners j = 2 and j = 1 that end every stage s >= 3.
+template <bool TAGGED, typename U>
+HK_DEVICE void bmcs_registers_last(U* k, u32* t) {
+    bmcs_cas<TAGGED>(k[0], t[0], k[2], t[2]);
+    bmcs_cas<TAGGED>(k[1], t[1], k[3], t[3]);
+    bmcs_cas<TAGGED>(k[0], t[0], k[1], t[1]);
+    bmcs_cas<TAGGED>(k[2], t[2], k[3], t[3]);
+}
+
+// One step across threads of a warp: exchange the four keys with thread t ^ m (slots reversed
+// for a flip), keep the minima in the lower thread and the maxima in the upper one.
+template <bool TAGGED, typename U>
+HK_DEVICE void bmcs_shuffle_step(U* k, u32* t, u32 vt, u32 m, bool flip) {
+    const u32 high = 1u << (31 - __clz(m));
+    const bool lower = (vt & high) == 0;
+    U ok[4];
+    u32 ot[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        U send = flip ? k[3 - q] : k[q];
+        ok[q] = __shfl_xor_sync(HK_FULL_MASK, send, m);
+        if (TAGGED) {
+            u32 tsend = flip ? t[3 - q] : t[q];
+            ot[q] = __shfl_xor_sync(HK_FULL_MASK, tsend, m);
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        u32 tq = TAGGED ? t[q] : 0u;
+        u32 oq = TAGGED ? ot[q] : 0u;
+        bool take = lower == bmcs_gt<TAGGED>(k[q], tq, ok[q], oq);
+        k[q] = take ? ok[q] : k[q];
+        if (TAGGED) t[q] = take ? ot[q] : t[q];
+    }
+}
+
+// x with a zero bit inserted at position h (the bits at and above h move up by one).
+HK_DEVICE u32 bmcs_insert_zero(u32 x, u32 h) {
+    return ((x >> h) << (h + 1)) | (x & ((1u << h) - 1u));
+}
+
+template <bool TAGGED, typename U>
+HK_DEVICE void bmcs_smem_cas(U* sk, u32* st, u32 a, u32 b) {
+    U ka = sk[a], kb = sk[b];
+    u32 ta = TAGGED ? st[a] : 0u, tb = TAGGED ? st[b] : 0u;
+    bmcs_cas<TAGGED>(ka, ta, kb, tb);
+    sk[a] = ka;
+    sk[b] = kb;
+    if (TAGGED) {
+        st[a] = ta;
+        st[b] = tb;
+    }
+}
+
+// One radix-2 shared-memory step (mask m, high bit h) for virtual thread vt of a row with nt
+// virtual threads: pairs vt and vt + nt of the row's n/2 comparators.
+template <bool TAGGED, typename U>
+HK_DEVICE void bmcs_smem_radix2(U* sk, u32* st, u32 vt, u32 nt, u32 m, u32 h) {
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+        u32 b = bmcs_insert_zero(vt + c * nt, h);
+        bmcs_smem_cas<TAGGED>(sk, st, b, b ^ m);
+    }
+}
+
+// Two shared-memory steps fused (radix 4): step A (mask ma, high bit ha: a flip or a
+// half-cleaner) then the half-cleaner 2^hb, hb = ha - 1, on the orbit of one base index.
+template <bool TAGGED, typename U>
+HK_DEVICE void bmcs_smem_radix4(U* sk, u32* st, u32 vt, u32 ma, u32 ha, u32 hb, bool flip) {
+    const u32 mb = 1u << hb;
+    const u32 b = bmcs_insert_zero(bmcs_insert_zero(vt, hb), ha);
+    const u32 e[4] = {b, b ^ mb, b ^ ma, b ^ ma ^ mb};
+    U k[4];
+    u32 t[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        k[q] = sk[e[q]];
+        t[q] = TAGGED ? st[e[q]] : 0u;
+    }
+    bmcs_cas<TAGGED>(k[0], t[0], k[2], t[2]);  // step A
+    bmcs_cas<TAGGED>(k[1], t[1], k[3], t[3]);
+    bmcs_cas<TAGGED>(k[0], t[0], k[1], t[1]);  // step B; after a flip e3 < e2
+    if (flip) {
+        bmcs_cas<TAGGED>(k[3], t[3], k[2], t[2]);
+    } else {
+        bmcs_cas<TAGGED>(k[2], t[2], k[3], t[3]);
+    }
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+        sk[e[q]] = k[q];
+        if (TAGGED) st[e[q]] = t[q];
+    }
+}
+
+// Sorts the row whose keys are k[VT*4] (virtual thread vt = tp + c * np owns k[4c .. 4c+3] at
+// home 4 vt), n = 2^log_n >= 4, with sk/st the row's n-key scratch in shared memory (used when
+// n >= 256). Every thread of the block must call it (barriers inside).
+template <bool TAGGED, int VT, typename U>
+HK_DEVICE void bmcs_sort_row(U* k, u32* t, U* sk, u32* st, u32 tp, u32 np, u32 log_n) {
+    const u32 nt = (1u << log_n) >> 2;
+#pragma unroll
+    for (int c = 0; c < VT; ++c) bmcs_registers_first<TAGGED>(k + 4 * c, t + 4 * c);
+    for (u32 s = 3; s <= log_n; ++s) {
+        int h = (int)s - 1;  // high bit of the next step, starting with the flip
+        bool flip = true;
+        if (h >= 7) {
+#pragma unroll
+            for (int c = 0; c < VT; ++c) {
+                u32 home = 4u * (tp + c * np);
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    sk[home + q] = k[4 * c + q];
+                    if (TAGGED) st[home + q] = t[4 * c + q];
+                }
+            }
+            __syncthreads();
+            if (((h - 6) & 1) != 0) {  // odd number of shared steps: the flip alone, radix 2
+                for (int c = 0; c < VT; ++c)
+                    bmcs_smem_radix2<TAGGED>(sk, st, tp + c * np, nt, (1u << s) - 1u, (u32)h);
+                __syncthreads();
+                h -= 1;
+                flip = false;
+            }
+            for (; h > 6; h -= 2) {
+                u32 ma = flip ? (1u << s) - 1u : (1u << h);
+                for (int c = 0; c < VT; ++c)
+                    bmcs_smem_radix4<TAGGED>(sk, st, tp + c * np, ma, (u32)h, (u32)(h - 1), flip);
+                __syncthreads();
+                flip = false;
+            }
+#pragma unroll
+            for (int c = 0; c < VT; ++c) {
+                u32 home = 4u * (tp + c * np);
+#pragma unroll
+                for (int q = 0; q < 4; ++q) {
+                    k[4 * c + q] = sk[home + q];
+                    if (TAGGED) t[4 * c + q] = st[home + q];
+                }
+            }
+        }
+        for (; h >= 2; --h) {
+            u32 m = flip ? (1u << (s - 2)) - 1u : (1u << (h - 2));
+#pragma unroll
+            for (int c = 0; c < VT; ++c)
+                bmcs_shuffle_step<TAGGED>(k + 4 * c, t + 4 * c, tp + c * np, m, flip);
+            flip = false;
+        }
+#pragma unroll
+        for (int c = 0; c < VT; ++c) bmcs_registers_last<TAGGED>(k + 4 * c, t + 4 * c);
+    }
+}

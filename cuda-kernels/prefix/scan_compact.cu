@@ -1,0 +1,26 @@
+// Stream compaction and stable partition built on scan: `pos` is the exclusive u32 Add scan of
+// the 0/1 `flags` (computed by scan_lookback_add_u32). Kept elements go to out[pos[i]]; with
+// `partition`, the others follow in order at out[n_true + i - pos[i]].
+#include "../common/types.cuh"
+
+template <typename V>
+__device__ void scatter(const V* x, const u32* flags, const u32* pos, u64 n, V* out, int partition) {
+    if (n == 0) return;
+    const u64 n_true = (u64)pos[n - 1] + (flags[n - 1] != 0 ? 1 : 0);
+    for (u64 i = global_thread(); i < n; i += grid_threads()) {
+        if (flags[i] != 0) out[pos[i]] = x[i];
+        else if (partition) out[n_true + i - pos[i]] = x[i];
+    }
+}
+
+#define HK_SCATTER(SFX, V)                                                                                 \
+    extern "C" __global__ void scan_scatter_##SFX(const V* x, const u32* flags, const u32* pos, u64 n,     \
+                                                  V* out, int partition) {                                 \
+        scatter(x, flags, pos, n, out, partition);                                                         \
+    }
+HK_SCATTER(i32, int)
+HK_SCATTER(u32, u32)
+HK_SCATTER(f32, float)
+HK_SCATTER(i64, i64)
+HK_SCATTER(u64, u64)
+HK_SCATTER(f64, double)
