@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 threads=${1:-$(nproc)}
 m=${2:-100000}
-venv=target/peers-venv
+venv=${PEERS_VENV:-target/peers-venv}
 if [ ! -x "$venv/bin/python" ]; then
     command -v cmake >/dev/null || { apt-get update -qq && apt-get install -y -qq cmake; }
     python3 -m venv "$venv"
@@ -40,8 +40,16 @@ for line in open(sys.argv[1]):
         continue
     kv = dict(re.findall(r"(\w+)=([^\s]+)", line))
     rows[(line.split()[0], kv["d"], kv["n"])] = kv
-print("\n| d | n | N | eval pts/s hetkit | vs Tasmanian | vs SG++ | hierarchize s hetkit | vs Tasmanian | vs SG++ | max err (hetkit / Tasmanian / SG++) |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+def agree(h, peer):
+    # Same interpolant: the max error against f must match (SG++ at (10, 7) sees fewer points).
+    if "max_err" not in peer:
+        return "-"
+    if peer["m"] != h["m"]:
+        return f"(m={peer['m']})"
+    a, b = float(h["max_err"]), float(peer["max_err"])
+    return "yes" if abs(a - b) <= 1e-12 * max(1.0, abs(a)) else f"NO ({b:.6e})"
+print("\n| d | n | N | eval pts/s hetkit | vs Tasmanian | vs SG++ | hierarchize s hetkit (plan s) | vs Tasmanian | vs SG++ | max err hetkit | same as Tasmanian / SG++ |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for (who, d, n), h in sorted(rows.items()):
     if who != "hetkit":
         continue
@@ -51,6 +59,6 @@ for (who, d, n), h in sorted(rows.items()):
     hs = float(h["hierarchize_s"])
     r = lambda peer, key, inv: (f"{(float(peer[key]) / hs) if inv else (ev / float(peer[key])):.1f}x" if key in peer else "-")
     print(f"| {d} | {n} | {h['N']} | {ev:.3e} | {r(t, 'eval_points_per_s', False)} | {r(s, 'eval_points_per_s', False)} "
-          f"| {hs:.4f} | {r(t, 'hierarchize_s', True)} | {r(s, 'hierarchize_s', True)} "
-          f"| {h['max_err']} / {t.get('max_err', '-')} / {s.get('max_err', '-')} |")
+          f"| {hs:.4f} ({float(h['plan_s']):.4f}) | {r(t, 'hierarchize_s', True)} | {r(s, 'hierarchize_s', True)} "
+          f"| {float(h['max_err']):.4e} | {agree(h, t)} / {agree(h, s)} |")
 PY

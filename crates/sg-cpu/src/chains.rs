@@ -43,6 +43,31 @@ impl Chain {
     }
 }
 
+/// The level vector without dimension `t`: packed 5 bits a level when it fits (no allocation,
+/// cheap hashing), else the levels themselves.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum ChainKey {
+    Packed(u128),
+    Levels(Vec<u32>),
+}
+
+impl ChainKey {
+    fn new(levels: &[u32], t: usize) -> Self {
+        if levels.len() * 5 <= 128 && levels.iter().all(|&l| l < 32) {
+            let packed = levels
+                .iter()
+                .enumerate()
+                .filter(|&(u, _)| u != t)
+                .fold(0u128, |k, (_, &l)| (k << 5) | l as u128);
+            ChainKey::Packed(packed)
+        } else {
+            let mut v = levels.to_vec();
+            v[t] = 0;
+            ChainKey::Levels(v)
+        }
+    }
+}
+
 /// Chains of every dimension.
 pub(crate) fn build(spec: &GridSpec) -> Result<Vec<Vec<Chain>>> {
     let d = spec.dim();
@@ -56,12 +81,11 @@ pub(crate) fn build(spec: &GridSpec) -> Result<Vec<Vec<Chain>>> {
     let mut all = Vec::with_capacity(d);
     for t in 0..d {
         // Key: the levels and sides of the other dimensions.
-        let mut by_key: HashMap<(Vec<u32>, u64), Chain> = HashMap::new();
+        let mut by_key: HashMap<(ChainKey, u64), Chain> = HashMap::with_capacity(table.len());
         for b in 0..table.len() {
             let levels = table.levels(b);
             let sides = table.sides(b);
-            let mut key_levels = levels.to_vec();
-            key_levels[t] = 0;
+            let key_levels = ChainKey::new(levels, t);
             let bits = |range: std::ops::Range<usize>| -> u32 {
                 levels[range].iter().map(|&l| l.saturating_sub(1)).sum()
             };

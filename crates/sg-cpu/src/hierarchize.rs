@@ -69,7 +69,10 @@ impl Hierarchizer {
         for chains in &self.chains {
             // SAFETY (for the tasks): each chain writes only its own blocks, and reads only its
             // own blocks; chains of one dimension share no block, so tasks never overlap.
-            chains.par_iter().for_each(|chain| process_chain(chain, ptr, s, dir));
+            // Most chains are short: hand rayon tasks of a few thousand values, not single chains.
+            let per_chain = (self.len as usize * s / chains.len().max(1)).max(1);
+            let min_len = (4096 / per_chain).max(1);
+            chains.par_iter().with_min_len(min_len).for_each(|chain| process_chain(chain, ptr, s, dir));
         }
         Ok(())
     }
