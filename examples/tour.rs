@@ -5,6 +5,8 @@
 use std::time::Instant;
 
 use hetkit::cuda::{self, Gpu, GpuTimer};
+use hetkit::prefix::{scan, sort, tridiagonal};
+use hetkit::sg::{Grid, GridSpec};
 
 fn main() {
     println!("hetkit tour\n===========\n");
@@ -25,6 +27,162 @@ fn main() {
         }
     };
     axpy_section(gpu.as_ref());
+    sparse_grid_section();
+    scan_section(gpu.as_ref());
+    tridiagonal_section(gpu.as_ref());
+    sort_section(gpu.as_ref());
+}
+
+/// Seconds one call of `f` takes (best of three).
+fn seconds<R>(mut f: impl FnMut() -> R) -> (f64, R) {
+    let mut best = f64::INFINITY;
+    let mut out = None;
+    for _ in 0..3 {
+        let t = Instant::now();
+        out = Some(f());
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    (best, out.expect("ran"))
+}
+
+/// A 10-dimensional sparse grid of level 7 (397 825 points, no keys): sample, hierarchize,
+/// evaluate 10^5 points, against the sequential reference.
+fn sparse_grid_section() {
+    println!("\nsparse grid, d = 10, level 7, f = prod 4x(1-x)");
+    let f = |x: &[f64]| x.iter().map(|&v| 4.0 * v * (1.0 - v)).product::<f64>();
+    let spec = GridSpec::regular(10, 7).expect("valid grid");
+    let nodal = Grid::from_fn(spec.clone(), f).expect("fits in memory");
+    println!("  {} points in one array of {:.1} MB", spec.len(), spec.len() as f64 * 8.0 / 1e6);
+    let (t_ref, reference) = seconds(|| {
+        let mut g = nodal.clone();
+        g.hierarchize();
+        g
+    });
+    let (t_cpu, grid) = seconds(|| {
+        let mut g = nodal.clone();
+        hetkit::sg_cpu::hierarchize(&mut g).expect("hierarchize");
+        g
+    });
+    let same =
+        grid.values().iter().zip(reference.values()).all(|(a, b)| (a - b).abs() <= 1e-12 * b.abs().max(1.0));
+    println!(
+        "  hierarchize: reference {:.1} ms, sg-cpu {:.1} ms ({:.0}x), equal: {same}",
+        t_ref * 1e3,
+        t_cpu * 1e3,
+        t_ref / t_cpu
+    );
+    let m = 100_000;
+    let points = ndarray::Array2::from_shape_fn((m, 10), |(i, t)| {
+        ((i * 7919 + t * 104_729) % 10_007) as f64 / 10_006.0
+    });
+    let (t_eval, ys) =
+        seconds(|| hetkit::sg_cpu::evaluate_batch(&grid, points.view()).expect("points in the domain"));
+    let worst = points
+        .outer_iter()
+        .zip(&ys)
+        .map(|(x, &y)| (y - f(x.as_slice().expect("row"))).abs())
+        .fold(0.0, f64::max);
+    println!(
+        "  evaluate {m} points: {:.0} ms, {:.2e} points/s, max |u - f| = {worst:.2e}",
+        t_eval * 1e3,
+        m as f64 / t_eval
+    );
+}
+
+/// Inclusive sum of 2^24 f32 on the CPU (and the GPU when present), against a plain loop.
+fn scan_section(gpu: Option<&Gpu>) {
+    println!("\ninclusive scan, 2^24 f32");
+    let n = 1usize << 24;
+    // Halves: every partial sum stays exact in f32, so any combination order gives the same result.
+    let xs: Vec<f32> = (0..n).map(|i| (i & 1) as f32 * 0.5).collect();
+    let (t_loop, want) = seconds(|| {
+        let mut v = xs.clone();
+        let mut acc = 0.0f32;
+        for x in v.iter_mut() {
+            acc += *x;
+            *x = acc;
+        }
+        v
+    });
+    let (t_scan, got) = seconds(|| {
+        let mut v = xs.clone();
+        scan::inclusive(&mut v, scan::Add);
+        v
+    });
+    println!(
+        "  plain loop {:.1} ms, scan::inclusive {:.1} ms, equal: {}",
+        t_loop * 1e3,
+        t_scan * 1e3,
+        got == want
+    );
+    if let Some(gpu) = gpu {
+        let mut v = xs.clone();
+        match scan::gpu::inclusive(gpu, &mut v, scan::Add) {
+            Ok(()) => println!("  GPU scan equal to the loop: {}", v == want),
+            Err(e) => println!("  GPU scan failed: {e}"),
+        }
+    }
+}
+
+/// 1024 diagonally dominant systems of 512 unknowns, f64.
+fn tridiagonal_section(gpu: Option<&Gpu>) {
+    println!("\ntridiagonal, 1024 systems of 512 unknowns, f64");
+    let (m, g) = (512, 1024);
+    let a: Vec<f64> = (0..m * g).map(|i| -1.0 + (i % 3) as f64 * 0.1).collect();
+    let c: Vec<f64> = (0..m * g).map(|i| -1.0 + (i % 5) as f64 * 0.1).collect();
+    let b = vec![4.0; m * g];
+    let d: Vec<f64> = (0..m * g).map(|i| (i % 11) as f64).collect();
+    let batch = tridiagonal::TridiagonalBatch::strided(&a, &b, &c, m).expect("lengths match");
+    let (t, x) = seconds(|| {
+        let mut x = d.clone();
+        batch.solve(&mut x).expect("dominant systems");
+        x
+    });
+    println!(
+        "  CPU solve {:.1} ms, normwise residual {:.1e}",
+        t * 1e3,
+        batch.residual(&x, &d).expect("lengths")
+    );
+    if let Some(gpu) = gpu {
+        let mut xg = d.clone();
+        match batch.solve_gpu(gpu, tridiagonal::gpu::GpuSolver::Auto, &mut xg) {
+            Ok(()) => println!("  GPU solve residual {:.1e}", batch.residual(&xg, &d).expect("lengths")),
+            Err(e) => println!("  GPU solve failed: {e}"),
+        }
+    }
+}
+
+/// 2^20 f32 keys in rows of 32, against sorting each row with the standard library.
+fn sort_section(gpu: Option<&Gpu>) {
+    println!("\nsort, 2^20 f32 keys in rows of 32");
+    let keys: Vec<f32> = (0..1 << 20).map(|i: u32| ((i.wrapping_mul(2_654_435_761)) >> 8) as f32).collect();
+    let (t_std, want) = seconds(|| {
+        let mut k = keys.clone();
+        k.chunks_mut(32).for_each(|r| r.sort_unstable_by(f32::total_cmp));
+        k
+    });
+    let (t_rows, got) = seconds(|| {
+        let mut k = keys.clone();
+        sort::rows(&mut k, 32, sort::Order::Ascending).expect("whole rows");
+        k
+    });
+    println!(
+        "  slice::sort per row {:.1} ms, sort::rows {:.1} ms, equal: {}",
+        t_std * 1e3,
+        t_rows * 1e3,
+        got == want
+    );
+    if let Some(gpu) = gpu {
+        let run = || -> hetkit::prefix::Result<Vec<f32>> {
+            let mut dk = gpu.upload(&keys)?;
+            sort::gpu::rows(gpu, &mut dk, 32, sort::Order::Ascending)?;
+            Ok(gpu.download(&dk)?)
+        };
+        match run() {
+            Ok(k) => println!("  GPU sort equal: {}", k == want),
+            Err(e) => println!("  GPU sort failed: {e}"),
+        }
+    }
 }
 
 /// y <- a x + y on 2^24 f32: bandwidth of one core against the GPU's.
