@@ -38,27 +38,28 @@ pub use cudarc::driver::{
 };
 
 /// Element types the kernels are instantiated for; the suffix names the instantiation
-/// (`axpy_f32`, `axpy_f64`).
+/// (`axpy_f32`, `axpy_f64`), the C name is the type in generated CUDA source (NVRTC).
 pub trait GpuScalar: DeviceRepr + ValidAsZeroBits + Copy + Default + Send + Sync + 'static {
     /// The suffix of the kernel instantiation for this type.
     const SUFFIX: &'static str;
+    /// The CUDA C name of the type, e.g. `"float"`.
+    const C_NAME: &'static str;
 }
 
-impl GpuScalar for f32 {
-    const SUFFIX: &'static str = "f32";
+macro_rules! gpu_scalar {
+    ($($t:ty => $suffix:literal, $c:literal;)*) => {$(
+        impl GpuScalar for $t {
+            const SUFFIX: &'static str = $suffix;
+            const C_NAME: &'static str = $c;
+        }
+    )*};
 }
-impl GpuScalar for f64 {
-    const SUFFIX: &'static str = "f64";
-}
-impl GpuScalar for i32 {
-    const SUFFIX: &'static str = "i32";
-}
-impl GpuScalar for u32 {
-    const SUFFIX: &'static str = "u32";
-}
-impl GpuScalar for i64 {
-    const SUFFIX: &'static str = "i64";
-}
-impl GpuScalar for u64 {
-    const SUFFIX: &'static str = "u64";
+
+gpu_scalar! {
+    f32 => "f32", "float";
+    f64 => "f64", "double";
+    i32 => "i32", "int";
+    u32 => "u32", "unsigned int";
+    i64 => "i64", "long long";
+    u64 => "u64", "unsigned long long";
 }

@@ -44,29 +44,8 @@ pub enum Layout<'a> {
     Segments(&'a DeviceBuffer<u64>),
 }
 
-/// Element types with a C name, for the NVRTC path.
-pub trait CudaType: GpuScalar {
-    /// The C type, e.g. `"float"`.
-    const C_NAME: &'static str;
-}
-impl CudaType for f32 {
-    const C_NAME: &'static str = "float";
-}
-impl CudaType for f64 {
-    const C_NAME: &'static str = "double";
-}
-impl CudaType for i32 {
-    const C_NAME: &'static str = "int";
-}
-impl CudaType for u32 {
-    const C_NAME: &'static str = "unsigned int";
-}
-impl CudaType for i64 {
-    const C_NAME: &'static str = "long long";
-}
-impl CudaType for u64 {
-    const C_NAME: &'static str = "unsigned long long";
-}
+/// Element types with a C name, for the NVRTC path (every [`GpuScalar`] has one).
+pub use cuda_kernels::GpuScalar as CudaType;
 
 /// Bytes of one look-back status value: the element, or the (value, head) pair of segmented
 /// scans laid out as the kernel's `Flagged<V>`.
