@@ -4,11 +4,30 @@
 #                              nvcc PTX, a second pass with HETKIT_FORCE_NVRTC=1 tests the NVRTC path
 #   run.sh bench [FILTER]      every criterion bench
 #   run.sh sanitize [FILTER]   compute-sanitizer memcheck and racecheck over the GPU tests
+#   run.sh tour                the demonstration example
 # Exits non-zero when anything fails.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
+bundle=$(cd "$(dirname "$0")" && pwd)
 mode=${1:-test}
 filter=${2:-}
+
+# The binaries travel xz-compressed: unpack them once into a temporary folder (python3's lzma
+# when the machine has no xz).
+here=$(mktemp -d)
+cp "$bundle/PTX_EMBEDDED" "$here/" 2>/dev/null
+for dir in tests benches examples; do
+    mkdir -p "$here/$dir"
+    for f in "$bundle/$dir"/*.xz; do
+        [ -e "$f" ] || continue
+        dst="$here/$dir/$(basename "$f" .xz)"
+        if command -v xz >/dev/null; then
+            xz -dc "$f" >"$dst"
+        else
+            python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$f" "$dst"
+        fi
+        chmod +x "$dst"
+    done
+done
 
 # cudarc opens libnvrtc.so or libnvrtc.so.12; a CUDA 13 machine has libnvrtc.so.13: offer it under
 # the plain name, from the toolkit or from a Python wheel, with its builtins library beside it.
@@ -60,6 +79,11 @@ bench)
         run_one "$(basename "$bin")" "$bin" --bench $filter
     done
     ;;
+tour)
+    for bin in "$here"/examples/*; do
+        run_one "$(basename "$bin")" "$bin"
+    done
+    ;;
 sanitize)
     for tool in memcheck racecheck; do
         for bin in "$here"/tests/*; do
@@ -69,7 +93,7 @@ sanitize)
     done
     ;;
 *)
-    echo "usage: run.sh [test|bench|sanitize] [FILTER]" >&2
+    echo "usage: run.sh [test|bench|sanitize|tour] [FILTER]" >&2
     exit 2
     ;;
 esac

@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=target/gpu-bundle
 rm -rf "$out"
-mkdir -p "$out/tests" "$out/benches"
+mkdir -p "$out/tests" "$out/benches" "$out/examples"
 
 # Prints "kind<TAB>name<TAB>path" for each executable cargo reports.
 executables() {
@@ -24,7 +24,7 @@ for line in sys.stdin:
         continue
     if m.get("reason") == "compiler-artifact" and m.get("executable"):
         t = m["target"]
-        kind = "bench" if "bench" in t["kind"] else "test"
+        kind = "bench" if "bench" in t["kind"] else "example" if "example" in t["kind"] else "test"
         # package_id: "path+file:///dir#version" or "path+file:///dir#name@version"
         left, _, right = m["package_id"].partition("#")
         pkg = right.split("@")[0] if "@" in right else left.rstrip("/").split("/")[-1]
@@ -37,8 +37,7 @@ for line in sys.stdin:
     cargo test --workspace --release --no-run --message-format=json
     cargo bench --workspace --no-run --message-format=json
 } 2>"target/gpu-bundle-build.log" | executables | sort -u | while IFS=$'\t' read -r kind name path; do
-    dir=tests
-    [ "$kind" = bench ] && dir=benches
+    dir=${kind}s
     # Benches built by `cargo bench` also appear as test targets of the bench kind; keep one copy.
     [ -e "$out/$dir/$name" ] && continue
     cp "$path" "$out/$dir/$name"
@@ -50,14 +49,19 @@ import sys, re, pathlib
 # Record whether the build embedded nvcc PTX, so run.sh knows whether a second (NVRTC) pass is a
 # separate path worth running.
 out = pathlib.Path(sys.argv[1])
-ptx = any(b".version" in p.read_bytes() and b".target sm_" in p.read_bytes() for p in (out / "tests").iterdir())
+ptx = any(b".version" in p.read_bytes() and b".target sm_" in p.read_bytes() for p in (out / "tests").iterdir() if p.is_file())
 (out / "PTX_EMBEDDED").write_text("1\n" if ptx else "0\n")
 PY
 grep -E "^error" target/gpu-bundle-build.log >&2 && exit 1
+# Every binary that links cuda-kernels carries all kernels as PTX and source text (~17 MiB
+# stripped); xz shrinks that text ~15x. run.sh unpacks into a temporary folder.
+for f in "$out"/tests/* "$out"/benches/* "$out"/examples/*; do
+    xz -9 -T0 "$f"
+done
 cp scripts/gpu-bundle-run.sh "$out/run.sh"
 chmod +x "$out/run.sh"
 size=$(du -sm "$out" | cut -f1)
-echo "bundle: $out, $(ls "$out/tests" | wc -l) test and $(ls "$out/benches" | wc -l) bench binaries, ${size} MiB, PTX embedded: $(cat "$out/PTX_EMBEDDED")"
+echo "bundle: $out, $(ls "$out/tests" | wc -l) test, $(ls "$out/benches" | wc -l) bench and $(ls "$out/examples" | wc -l) example binaries, ${size} MiB, PTX embedded: $(cat "$out/PTX_EMBEDDED")"
 if [ "$size" -ge 50 ]; then
     echo "bundle is ${size} MiB, over the 50 MiB limit" >&2
     exit 1
