@@ -59,3 +59,24 @@ pub(crate) fn max_rel<T: Real>(got: &[T], want: &[T]) -> f64 {
     let w: Vec<f64> = want.iter().map(|&v| v.to_f64()).collect();
     hetkit_testkit::max_rel_err(&g, &w, 1.0)
 }
+
+/// Largest error of an evaluation against the reference computed in f64 from the same inputs,
+/// relative to `max(1, Σ_k |v_k| φ_k(x))` per output: the scale of the sum's rounding error, so
+/// f32 sums over thousands of blocks are judged by their conditioning, not by luck.
+pub(crate) fn eval_err<T: Real>(spec: &GridSpec, values: &[T], ncomp: usize, points: &[T], got: &[T]) -> f64 {
+    let v64: Vec<f64> = values.iter().map(|&v| Real::to_f64(v)).collect();
+    let abs64: Vec<f64> = v64.iter().map(|v| v.abs()).collect();
+    let p64: Vec<f64> = points.iter().map(|&v| Real::to_f64(v)).collect();
+    let m = p64.len() / spec.dim();
+    let mut want = vec![0.0; m * ncomp];
+    let mut scale = vec![0.0; m * ncomp];
+    sg_core::reference::evaluate_batch_into(spec, &v64, ncomp, &p64, &mut want).unwrap();
+    sg_core::reference::evaluate_batch_into(spec, &abs64, ncomp, &p64, &mut scale).unwrap();
+    got.iter()
+        .zip(want.iter().zip(&scale))
+        .map(|(g, (w, s))| {
+            let g = Real::to_f64(*g);
+            if g.is_nan() { f64::INFINITY } else { (g - w).abs() / s.max(1.0) }
+        })
+        .fold(0.0, f64::max)
+}
