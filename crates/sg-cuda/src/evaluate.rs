@@ -182,10 +182,13 @@ impl<T: DeviceReal> DeviceGrid<T> {
     }
 }
 
+/// Pinned input, device input, device output, pinned output of one stream.
+type SlotBuffers<T> = (PinnedHostSlice<T>, DeviceBuffer<T>, DeviceBuffer<T>, PinnedHostSlice<T>);
+
 /// One stream of [`DeviceGrid::evaluate_stream`] with its buffers and the batch in flight.
 struct Slot<T: DeviceReal> {
     gpu: Gpu,
-    bufs: Option<(PinnedHostSlice<T>, DeviceBuffer<T>, DeviceBuffer<T>, PinnedHostSlice<T>)>,
+    bufs: Option<SlotBuffers<T>>,
     pending: Option<(usize, usize)>,
 }
 
@@ -207,6 +210,7 @@ impl<T: DeviceReal> Slot<T> {
         // (the host only writes it), plain page-locked memory for the output (the host reads it).
         let pin_in = unsafe { ctx.alloc_pinned::<T>(inputs) }
             .map_err(|e| cuda_kernels::Error::from_alloc(e, inputs * size_of::<T>()))?;
+        // SAFETY: as above; plain page-locked memory, written by the device before it is read.
         let pin_out = unsafe { ctx.alloc_pinned_with_flags::<T>(outputs, 0) }
             .map_err(|e| cuda_kernels::Error::from_alloc(e, outputs * size_of::<T>()))?;
         let dev_in = self.gpu.zeros::<T>(inputs)?;

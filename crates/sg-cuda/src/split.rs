@@ -66,7 +66,7 @@ impl AffineModel {
 /// ```
 pub fn static_split(total: usize, cpu: &AffineModel, gpu: &AffineModel) -> usize {
     let slopes = cpu.per_point + gpu.per_point;
-    if !(slopes > 0.0) || !slopes.is_finite() {
+    if slopes.is_nan() || slopes <= 0.0 || !slopes.is_finite() {
         return 0;
     }
     let w = (gpu.fixed - cpu.fixed + gpu.per_point * total as f64) / slopes;
