@@ -1,3 +1,27 @@
 //! Sparse grid operations on NVIDIA GPUs: device-resident grids, hierarchization, batched
 //! evaluation and spvm kernels, and the split of evaluation between CPU and GPU. See the book, part
 //! "Sparse grids on GPUs".
+//!
+//! - [`DeviceGrid`]: values plus the kernels' tables on the device; [`DeviceGrid::hierarchize`],
+//!   [`DeviceGrid::evaluate`], [`DeviceGrid::evaluate_stream`].
+//! - [`DeviceMatrix`] and [`DeviceMatrix::spvm`]: the sparse vector-matrix product.
+//! - [`HeteroEvaluator`] and [`Split`]: evaluation split between sg-cpu and the GPU.
+//! - [`tables`] and [`emulate`]: the host-built tables and CPU emulators of the kernels (tests).
+//!
+//! Every entry point returns an error, never panics, on a machine without a GPU.
+
+pub mod config;
+mod device;
+pub mod emulate;
+mod error;
+mod evaluate;
+mod hierarchize;
+pub mod split;
+mod spvm;
+pub mod tables;
+
+pub use config::{EvalConfig, SpvmConfig, SweepConfig};
+pub use device::{DeviceGrid, DeviceReal};
+pub use error::{Error, Result};
+pub use split::{AffineModel, HeteroEvaluator, Split};
+pub use spvm::DeviceMatrix;

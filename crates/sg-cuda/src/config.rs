@@ -1,0 +1,129 @@
+//! Launch parameters of the kernels (the thesis's bs and pt, §5.4.2), with defaults chosen from
+//! the dimension and the device.
+
+use crate::error::{Error, Result};
+
+/// Largest `d` with a register-resident (templated) evaluation kernel; beyond it the generic
+/// kernel runs.
+pub const MAX_TEMPLATED_DIM: usize = 16;
+
+/// Launch parameters of batched evaluation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EvalConfig {
+    /// Threads per block (the thesis's bs): a multiple of 32, at most 1024.
+    pub block_size: u32,
+    /// Points per thread (pt): 1, 2 or 4; `None` picks by dimension (see
+    /// [`EvalConfig::points_per_thread_for`]). The generic kernel (d > 16) always uses 1.
+    pub points_per_thread: Option<u32>,
+    /// Stage the trie in shared memory when it fits (`true`, the default), or read it from
+    /// global memory through the caches.
+    pub stage_trie: bool,
+}
+
+impl Default for EvalConfig {
+    fn default() -> Self {
+        EvalConfig { block_size: 128, points_per_thread: None, stage_trie: true }
+    }
+}
+
+impl EvalConfig {
+    /// The default pt for dimension `d`: the point tile `pt × d` plus the `2 · pt · d` partial
+    /// products and positions must stay in registers (the thesis found the best pt falling with d,
+    /// 7 at d = 4 to 4 at d = 10 on Fermi, and predictable from the register count).
+    pub fn points_per_thread_for(d: usize) -> u32 {
+        match d {
+            0..=4 => 4,
+            5..=8 => 2,
+            _ => 1,
+        }
+    }
+
+    /// The pt this configuration uses at dimension `d`.
+    pub fn pt(&self, d: usize) -> u32 {
+        if d > MAX_TEMPLATED_DIM {
+            1
+        } else {
+            self.points_per_thread.unwrap_or(Self::points_per_thread_for(d))
+        }
+    }
+
+    /// Checks the parameters.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for a block size that is not a multiple of 32 in 32..=1024 or a pt other
+    /// than 1, 2, 4.
+    pub fn validate(&self) -> Result<()> {
+        check_block(self.block_size)?;
+        if let Some(pt) = self.points_per_thread
+            && !matches!(pt, 1 | 2 | 4)
+        {
+            return Err(Error::Config(format!("points per thread {pt} (1, 2 or 4)")));
+        }
+        Ok(())
+    }
+}
+
+/// Launch parameters of hierarchization.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SweepConfig {
+    /// Threads per block (one block per work group).
+    pub block_size: u32,
+    /// Target points per work group: long chains are split by `hi` ranges, short ones merged.
+    pub group_points: u64,
+}
+
+impl Default for SweepConfig {
+    fn default() -> Self {
+        SweepConfig { block_size: 256, group_points: crate::tables::DEFAULT_GROUP_POINTS }
+    }
+}
+
+impl SweepConfig {
+    /// Checks the parameters.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for a bad block size or `group_points == 0`.
+    pub fn validate(&self) -> Result<()> {
+        check_block(self.block_size)?;
+        if self.group_points == 0 {
+            return Err(Error::Config("sweep group size 0".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Launch parameters of spvm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpvmConfig {
+    /// Threads per block.
+    pub block_size: u32,
+    /// Outputs per thread: 1, 2 or 4.
+    pub outputs_per_thread: u32,
+}
+
+impl Default for SpvmConfig {
+    fn default() -> Self {
+        SpvmConfig { block_size: 256, outputs_per_thread: 2 }
+    }
+}
+
+impl SpvmConfig {
+    /// Checks the parameters.
+    ///
+    /// # Errors
+    /// [`Error::Config`].
+    pub fn validate(&self) -> Result<()> {
+        check_block(self.block_size)?;
+        if !matches!(self.outputs_per_thread, 1 | 2 | 4) {
+            return Err(Error::Config(format!("outputs per thread {} (1, 2 or 4)", self.outputs_per_thread)));
+        }
+        Ok(())
+    }
+}
+
+fn check_block(bs: u32) -> Result<()> {
+    if bs == 0 || bs > 1024 || !bs.is_multiple_of(32) {
+        return Err(Error::Config(format!("block size {bs} (a multiple of 32 up to 1024)")));
+    }
+    Ok(())
+}

@@ -1,0 +1,233 @@
+//! CPU emulators of the kernels: the same loops, index arithmetic and tables as the `.cu` files in
+//! `cuda-kernels/sg/`, run sequentially. They exist so that the host-built tables and the kernels'
+//! index arithmetic are tested against the `sg-core` references on machines without a GPU; each
+//! function names the device function it mirrors.
+
+use sg_core::Real;
+
+use crate::tables::{GROUP_WORDS, NONE, SweepTable, node_bits, node_level, node_link, node_side};
+
+/// `sg_basis` (sg_common.cuh): basis value and in-level cell of kind `(level, side)` at `x`.
+#[inline]
+pub fn basis<T: Real>(level: u32, side: u32, x: T) -> (T, u32) {
+    if level == 0 {
+        return (if side == 1 { x } else { T::one() - x }, 0);
+    }
+    let l0 = level - 1;
+    let scale = T::from_f64((1u64 << l0) as f64);
+    let top = (1u32 << l0) - 1;
+    let f = (scale * x).floor();
+    let c = if f <= T::zero() {
+        0
+    } else if f >= T::from_f64(top as f64) {
+        top
+    } else {
+        f.to_f64() as u32
+    };
+    let two = T::from_f64(2.0);
+    let v = T::one() - (two * scale * x - T::from_f64((2 * c) as f64) - T::one()).abs();
+    (v.max(T::zero()), c)
+}
+
+/// `sg_point_base`: offset of pole `(hi, lo = 0)` at the 1-D point `(level, index)` of a chain row.
+#[inline]
+pub fn point_base(chain: &[u64], s: u32, hi: u64, level: u32, index: u32) -> u64 {
+    if level == 0 {
+        let off = chain[index as usize];
+        return if off == NONE { NONE } else { off + (hi << s) };
+    }
+    let p = u64::from(index >> 1);
+    chain[1 + level as usize] + (((hi << (level - 1)) + p) << s)
+}
+
+/// `sg_parent`: the hierarchical parent on `side` (0 left, 1 right) of `(level, odd index)`.
+#[inline]
+pub fn parent(level: u32, index: u32, side: u32) -> (u32, u32) {
+    let m = if side == 1 { index + 1 } else { index - 1 };
+    if m == 0 {
+        return (0, 0);
+    }
+    let z = m.trailing_zeros();
+    (level - z, m >> z)
+}
+
+/// One element of a sweep work group at one level: the child's value index and its parents'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SweepElement {
+    /// Index into the value array of the updated value.
+    pub child: u64,
+    /// Indices of the parents' values (`None`: no parent stored on that side).
+    pub parents: [Option<u64>; 2],
+}
+
+/// The elements thread block `group` of a sweep handles at step `step`, in thread order
+/// (`sg_sweep`'s decomposition of `e`). Returns the level too.
+pub fn sweep_step(
+    table: &SweepTable,
+    group: usize,
+    step: u32,
+    ncomp: u32,
+    hierarchize: bool,
+) -> (u32, Vec<SweepElement>) {
+    let g = &table.groups[group * GROUP_WORDS..][..GROUP_WORDS];
+    let (c0, nch, hi0, hbits, top, s) = (g[0], g[1], g[2], g[3], g[4], g[5]);
+    let level = if hierarchize { top - step } else { step + 1 };
+    let lb = level - 1;
+    let shift = hbits + lb + s;
+    let count = (u64::from(nch) << shift) * u64::from(ncomp);
+    let nc = u64::from(ncomp);
+    let elements = (0..count)
+        .map(|e| {
+            let (pe, comp) = (e / nc, e % nc);
+            let ci = (pe >> shift) as u32;
+            let r = pe & ((1u64 << shift) - 1);
+            let hi = u64::from(hi0) + (r >> (lb + s));
+            let p = ((r >> s) & ((1u64 << lb) - 1)) as u32;
+            let lo = r & ((1u64 << s) - 1);
+            let row = (c0 + ci) as usize * table.stride as usize;
+            let chain = &table.chains[row..row + table.stride as usize];
+            let index = 2 * p + 1;
+            let child = (point_base(chain, s, hi, level, index) + lo) * nc + comp;
+            let parents = [0, 1].map(|side| {
+                let (pl, pi) = parent(level, index, side);
+                let base = point_base(chain, s, hi, pl, pi);
+                (base != NONE).then(|| (base + lo) * nc + comp)
+            });
+            SweepElement { child, parents }
+        })
+        .collect();
+    (level, elements)
+}
+
+/// Steps (levels) of group `group`: its top level.
+pub fn group_steps(table: &SweepTable, group: usize) -> u32 {
+    table.groups[group * GROUP_WORDS + 4]
+}
+
+/// `sg_hierarchize_*` / `sg_dehierarchize_*` over every dimension: one sweep per table.
+pub fn sweep<T: Real>(tables: &[SweepTable], values: &mut [T], ncomp: u32, hierarchize: bool) {
+    let half = T::from_f64(0.5);
+    for table in tables {
+        for group in 0..table.num_groups() {
+            for step in 0..group_steps(table, group) {
+                let (_, elements) = sweep_step(table, group, step, ncomp, hierarchize);
+                for el in elements {
+                    let mut sum = T::zero();
+                    for p in el.parents.iter().flatten() {
+                        sum += values[*p as usize];
+                    }
+                    let c = &mut values[el.child as usize];
+                    if hierarchize {
+                        *c -= half * sum;
+                    } else {
+                        *c += half * sum;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `SgWalk` (sg_evaluate.cu): the register kernel's recursive walk for one point and one component.
+#[allow(clippy::too_many_arguments)]
+fn walk<T: Real>(
+    nodes: &[u64],
+    range: (u64, u64),
+    t: usize,
+    x: &[T],
+    pp: T,
+    pk: u32,
+    values: &[T],
+    ncomp: usize,
+    comp: usize,
+    acc: &mut T,
+) {
+    let d = x.len();
+    let mut i = range.0;
+    while i < range.1 {
+        let w = nodes[i as usize];
+        let (v, c) = basis(node_level(w), node_side(w), x[t]);
+        let p = if t == 0 { v } else { pp * v };
+        let k = if t == 0 { c } else { (pk << node_bits(w)) | c };
+        if t == d - 1 {
+            *acc += values[(node_link(w) + u64::from(k)) as usize * ncomp + comp] * p;
+            i += 1;
+        } else {
+            walk(nodes, (i + 1, node_link(w)), t + 1, x, p, k, values, ncomp, comp, acc);
+            i = node_link(w);
+        }
+    }
+}
+
+/// `sg_eval_*_dD_pPT`: the interpolant at the rows of `points` (`m x d`, row-major), `ncomp`
+/// values per grid point; returns `m x ncomp`.
+pub fn evaluate_regs<T: Real>(nodes: &[u64], d: usize, values: &[T], ncomp: usize, points: &[T]) -> Vec<T> {
+    let m = points.len() / d;
+    let mut out = vec![T::nan(); m * ncomp];
+    for comp in 0..ncomp {
+        for j in 0..m {
+            let mut acc = T::zero();
+            let x = &points[j * d..(j + 1) * d];
+            walk(nodes, (0, nodes.len() as u64), 0, x, T::one(), 0, values, ncomp, comp, &mut acc);
+            out[j * ncomp + comp] = acc;
+        }
+    }
+    out
+}
+
+/// `sg_eval_*_generic`: the explicit-stack walk of the kernel for any `d`.
+pub fn evaluate_generic<T: Real>(
+    nodes: &[u64],
+    d: usize,
+    values: &[T],
+    ncomp: usize,
+    points: &[T],
+) -> Vec<T> {
+    let m = points.len() / d;
+    let n = nodes.len() as u64;
+    let mut out = vec![T::nan(); m * ncomp];
+    let mut prod = vec![T::zero(); d];
+    let mut idx = vec![0u32; d];
+    let mut ends = vec![0u64; d];
+    for comp in 0..ncomp {
+        for j in 0..m {
+            let xs = &points[j * d..(j + 1) * d];
+            let mut acc = T::zero();
+            let mut t = 0usize;
+            ends[0] = n;
+            let mut i = 0u64;
+            while i < n {
+                while i == ends[t] {
+                    t -= 1;
+                }
+                let w = nodes[i as usize];
+                let (v, c) = basis(node_level(w), node_side(w), xs[t]);
+                let p = if t == 0 { v } else { prod[t - 1] * v };
+                let k = if t == 0 { c } else { (idx[t - 1] << node_bits(w)) | c };
+                if t == d - 1 {
+                    acc += values[(node_link(w) + u64::from(k)) as usize * ncomp + comp] * p;
+                } else {
+                    prod[t] = p;
+                    idx[t] = k;
+                    ends[t + 1] = node_link(w);
+                    t += 1;
+                }
+                i += 1;
+            }
+            out[j * ncomp + comp] = acc;
+        }
+    }
+    out
+}
+
+/// `sg_spvm_*_pPT`: `y[j] = Σ_i x[i] · a[ix[i] · lda + j]` in the kernel's chunk order.
+pub fn spvm<T: Real>(p: usize, lda: usize, x: &[T], ix: &[u64], a: &[T], block: usize) -> Vec<T> {
+    let mut y = vec![T::zero(); p];
+    for (xs, rows) in x.chunks(block.max(1)).zip(ix.chunks(block.max(1))) {
+        for (&xi, &r) in xs.iter().zip(rows) {
+            let row = &a[r as usize * lda..];
+            y.iter_mut().zip(row).for_each(|(y, &a)| *y += xi * a);
+        }
+    }
+    y
+}

@@ -1,0 +1,239 @@
+//! Batched evaluation on the device (`cuda-kernels/sg/sg_evaluate.cu`): every thread walks the
+//! trie of blocks for its `pt` points held in registers; the trie sits in shared memory when it
+//! fits. Also the streamed variant that overlaps the upload of one batch with the computation of
+//! the previous one.
+
+use cuda_kernels::{DeviceBuffer, Gpu, LaunchConfig, PushKernelArg};
+use cudarc::driver::PinnedHostSlice;
+use cudarc::driver::sys::CUfunction_attribute;
+use ndarray::{Array1, Array2, ArrayView2};
+use sg_core::reference::check_point_coords;
+
+use crate::config::{EvalConfig, MAX_TEMPLATED_DIM};
+use crate::device::{DeviceGrid, DeviceReal};
+use crate::error::{Error, Result};
+
+/// Shared memory a block may use without opting in.
+const DEFAULT_SHARED: usize = 48 * 1024;
+
+/// Copies an `m x d` view into row-major order after checking the shape and the domain.
+pub(crate) fn flatten_points<T: DeviceReal>(d: usize, points: ArrayView2<'_, T>) -> Result<Vec<T>> {
+    if points.ncols() != d {
+        return Err(Error::Shape(format!("points have {} columns, the grid {d} dimensions", points.ncols())));
+    }
+    let flat: Vec<T> = points.iter().copied().collect();
+    for (row, x) in flat.chunks_exact(d).enumerate() {
+        check_point_coords(d, x, row)?;
+    }
+    Ok(flat)
+}
+
+impl<T: DeviceReal> DeviceGrid<T> {
+    /// The interpolant (values read as surpluses) at the rows of `points` (`m x d`): an
+    /// `m x components` array. Uploads the points, runs the kernel, downloads the results.
+    ///
+    /// # Errors
+    /// Wrong column count, non-finite coordinates or points outside `[0, 1]^d`; device errors.
+    pub fn evaluate(&self, points: ArrayView2<'_, T>) -> Result<Array2<T>> {
+        self.evaluate_with(points, &EvalConfig::default())
+    }
+
+    /// [`evaluate`](Self::evaluate) of a scalar grid as a vector.
+    ///
+    /// # Errors
+    /// As `evaluate`, plus [`Error::Shape`] for a grid of vectors.
+    pub fn evaluate_scalar(&self, points: ArrayView2<'_, T>) -> Result<Array1<T>> {
+        if self.ncomp != 1 {
+            return Err(Error::Shape(format!("scalar evaluation of a grid with {} components", self.ncomp)));
+        }
+        Ok(self.evaluate(points)?.into_shape_with_order(points.nrows()).expect("m x 1 values"))
+    }
+
+    /// [`evaluate`](Self::evaluate) with explicit launch parameters.
+    ///
+    /// # Errors
+    /// As `evaluate`, plus [`Error::Config`].
+    pub fn evaluate_with(&self, points: ArrayView2<'_, T>, cfg: &EvalConfig) -> Result<Array2<T>> {
+        let _span = tracing::debug_span!("DeviceGrid::evaluate", m = points.nrows()).entered();
+        cfg.validate()?;
+        let m = points.nrows();
+        let flat = flatten_points(self.spec.dim(), points)?;
+        if m == 0 {
+            return Ok(Array2::zeros((0, self.ncomp)));
+        }
+        let dev_points = self.gpu.upload(&flat)?;
+        let mut out = self.gpu.zeros::<T>(m * self.ncomp)?;
+        self.evaluate_device(&self.gpu, &dev_points, m, &mut out, cfg)?;
+        let host = self.gpu.download(&out)?;
+        Ok(Array2::from_shape_vec((m, self.ncomp), host).expect("m x ncomp values"))
+    }
+
+    /// Evaluation on device buffers, queued on `gpu`'s stream (the grid's device; any of its
+    /// streams): `points` holds at least `m · d` coordinates, row-major, already checked to lie in
+    /// `[0, 1]^d`; `out` receives `m · components` values. Nothing is synchronised.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for buffers that are too short; [`Error::Config`]; launch failures.
+    pub fn evaluate_device(
+        &self,
+        gpu: &Gpu,
+        points: &DeviceBuffer<T>,
+        m: usize,
+        out: &mut DeviceBuffer<T>,
+        cfg: &EvalConfig,
+    ) -> Result<()> {
+        cfg.validate()?;
+        let d = self.spec.dim();
+        if points.len() < m * d || out.len() < m * self.ncomp {
+            return Err(Error::Shape(format!(
+                "{} coordinates and {} outputs for {m} points of dimension {d} with {} components",
+                points.len(),
+                out.len(),
+                self.ncomp
+            )));
+        }
+        if m == 0 {
+            return Ok(());
+        }
+        let pt = cfg.pt(d);
+        let generic = d > MAX_TEMPLATED_DIM;
+        let name = if generic {
+            format!("sg_eval_{}_generic", T::SUFFIX)
+        } else {
+            format!("sg_eval_{}_d{d}_p{pt}", T::SUFFIX)
+        };
+        let func = gpu.function("sg/sg_evaluate", &name)?;
+        let bytes = self.trie.bytes();
+        let staged = cfg.stage_trie && bytes <= gpu.props().shared_per_block_optin;
+        if staged && bytes > DEFAULT_SHARED {
+            func.set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes as i32,
+            )?;
+        }
+        let per_block = cfg.block_size as usize * pt as usize;
+        let blocks = m.div_ceil(per_block);
+        let grid = u32::try_from(blocks).map_err(|_| Error::Shape(format!("{m} points in one launch")))?;
+        let launch = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (cfg.block_size, 1, 1),
+            shared_mem_bytes: if staged { bytes as u32 } else { 0 },
+        };
+        let n_nodes = self.trie.nodes().len() as u64;
+        let staged_flag = u32::from(staged);
+        let (ncomp, m64, d32) = (self.ncomp as u32, m as u64, d as u32);
+        for comp in 0..ncomp {
+            // SAFETY: the argument lists match sg_eval_T_dD_pPT(const u64* nodes, u64 n_nodes,
+            // u32 staged, const T* values, u32 ncomp, u32 comp, const T* points, u64 m, T* out) and
+            // sg_eval_T_generic(..., u32 staged, u32 d, ...); the trie's leaf offsets plus in-block
+            // positions stay inside the value buffer (emulator tests), points and out were
+            // checked above, and the dynamic shared memory holds the n_nodes words when staged.
+            unsafe {
+                gpu.launch(&func, launch, |a| {
+                    a.arg(&self.trie_nodes).arg(&n_nodes).arg(&staged_flag);
+                    if generic {
+                        a.arg(&d32);
+                    }
+                    a.arg(&self.values).arg(&ncomp).arg(&comp).arg(points).arg(&m64).arg(&mut *out);
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates a sequence of point batches, overlapping the upload of batch `k + 1` with the
+    /// computation of batch `k`: two streams, each with page-locked host buffers and device
+    /// buffers of its own, used alternately. Returns one `m_k x components` array per batch.
+    ///
+    /// # Errors
+    /// As [`evaluate`](Self::evaluate), for any batch.
+    pub fn evaluate_stream<'a, I>(&self, batches: I, cfg: &EvalConfig) -> Result<Vec<Array2<T>>>
+    where
+        I: IntoIterator<Item = ArrayView2<'a, T>>,
+    {
+        let _span = tracing::debug_span!("DeviceGrid::evaluate_stream").entered();
+        cfg.validate()?;
+        let d = self.spec.dim();
+        let mut slots = [Slot::new(self.gpu.with_new_stream()?), Slot::new(self.gpu.with_new_stream()?)];
+        let mut results: Vec<Option<Array2<T>>> = Vec::new();
+        for (k, batch) in batches.into_iter().enumerate() {
+            let flat = flatten_points(d, batch)?;
+            let m = batch.nrows();
+            results.push(None);
+            let slot = &mut slots[k % 2];
+            slot.finish(self.ncomp, &mut results)?;
+            if m == 0 {
+                results[k] = Some(Array2::zeros((0, self.ncomp)));
+                continue;
+            }
+            slot.reserve(flat.len(), m * self.ncomp)?;
+            let gpu = slot.gpu.clone();
+            let (pin_in, dev_in, dev_out, pin_out) = slot.buffers();
+            pin_in.as_mut_slice()?[..flat.len()].copy_from_slice(&flat);
+            gpu.stream().memcpy_htod(pin_in, dev_in)?;
+            self.evaluate_device(&gpu, dev_in, m, dev_out, cfg)?;
+            gpu.stream().memcpy_dtoh(dev_out, pin_out)?;
+            slot.pending = Some((k, m));
+        }
+        for slot in &mut slots {
+            slot.finish(self.ncomp, &mut results)?;
+        }
+        Ok(results.into_iter().map(|r| r.expect("every batch finished")).collect())
+    }
+}
+
+/// Pinned input, device input, device output, pinned output of one stream.
+type SlotBuffers<T> = (PinnedHostSlice<T>, DeviceBuffer<T>, DeviceBuffer<T>, PinnedHostSlice<T>);
+
+/// One stream of [`DeviceGrid::evaluate_stream`] with its buffers and the batch in flight.
+struct Slot<T: DeviceReal> {
+    gpu: Gpu,
+    bufs: Option<SlotBuffers<T>>,
+    pending: Option<(usize, usize)>,
+}
+
+impl<T: DeviceReal> Slot<T> {
+    fn new(gpu: Gpu) -> Self {
+        Slot { gpu, bufs: None, pending: None }
+    }
+
+    /// Makes the buffers hold at least `inputs` coordinates and `outputs` results.
+    fn reserve(&mut self, inputs: usize, outputs: usize) -> Result<()> {
+        let fits = self.bufs.as_ref().is_some_and(|b| b.0.len() >= inputs && b.3.len() >= outputs);
+        if fits {
+            return Ok(());
+        }
+        self.bufs = None;
+        let ctx = self.gpu.context();
+        // SAFETY: page-locked allocations; the input buffer is written before every copy and the
+        // output buffer read only after the device wrote it. Write-combined memory for the input
+        // (the host only writes it), plain page-locked memory for the output (the host reads it).
+        let pin_in = unsafe { ctx.alloc_pinned::<T>(inputs) }
+            .map_err(|e| cuda_kernels::Error::from_alloc(e, inputs * size_of::<T>()))?;
+        // SAFETY: as above; plain page-locked memory, written by the device before it is read.
+        let pin_out = unsafe { ctx.alloc_pinned_with_flags::<T>(outputs, 0) }
+            .map_err(|e| cuda_kernels::Error::from_alloc(e, outputs * size_of::<T>()))?;
+        let dev_in = self.gpu.zeros::<T>(inputs)?;
+        let dev_out = self.gpu.zeros::<T>(outputs)?;
+        self.bufs = Some((pin_in, dev_in, dev_out, pin_out));
+        Ok(())
+    }
+
+    fn buffers(
+        &mut self,
+    ) -> (&mut PinnedHostSlice<T>, &mut DeviceBuffer<T>, &mut DeviceBuffer<T>, &mut PinnedHostSlice<T>) {
+        let b = self.bufs.as_mut().expect("reserved");
+        (&mut b.0, &mut b.1, &mut b.2, &mut b.3)
+    }
+
+    /// Waits for the batch in flight and stores its results.
+    fn finish(&mut self, ncomp: usize, results: &mut [Option<Array2<T>>]) -> Result<()> {
+        if let Some((k, m)) = self.pending.take() {
+            self.gpu.synchronize()?;
+            let out = self.bufs.as_ref().expect("buffers of a pending batch").3.as_slice()?;
+            results[k] =
+                Some(Array2::from_shape_vec((m, ncomp), out[..m * ncomp].to_vec()).expect("m x ncomp"));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,134 @@
+//! spvm on the device (`cuda-kernels/sg/sg_spvm.cu`): `y = Σ_i x[i] · a[ix[i], ..]` with the
+//! matrix resident on the GPU and rows padded to 128 bytes so every warp's reads are aligned.
+
+use cuda_kernels::{DeviceBuffer, Gpu, LaunchConfig, PushKernelArg};
+
+use crate::config::SpvmConfig;
+use crate::device::DeviceReal;
+use crate::error::{Error, Result};
+
+/// Row alignment in bytes.
+const ROW_ALIGN: usize = 128;
+
+/// A dense row-major matrix on the device with padded rows (the `a` of thesis Listing 3.8).
+#[derive(Debug)]
+pub struct DeviceMatrix<T: DeviceReal> {
+    gpu: Gpu,
+    rows: usize,
+    cols: usize,
+    lda: usize,
+    data: DeviceBuffer<T>,
+}
+
+impl<T: DeviceReal> DeviceMatrix<T> {
+    /// Uploads a row-major `rows x cols` matrix.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when `cols == 0` or `a.len()` is not a multiple of `cols`; device errors.
+    pub fn upload(gpu: &Gpu, a: &[T], cols: usize) -> Result<Self> {
+        if cols == 0 || !a.len().is_multiple_of(cols) {
+            return Err(Error::Shape(format!("{} values are not rows of {cols} columns", a.len())));
+        }
+        let rows = a.len() / cols;
+        let lda = cols.next_multiple_of(ROW_ALIGN / size_of::<T>());
+        let mut padded = vec![T::zero(); rows.max(1) * lda];
+        for (r, row) in a.chunks(cols).enumerate() {
+            padded[r * lda..][..cols].copy_from_slice(row);
+        }
+        Ok(DeviceMatrix { gpu: gpu.clone(), rows, cols, lda, data: gpu.upload(&padded)? })
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of columns (`p`, the length of `y`).
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// `y = Σ_i x[i] · a.row(ix[i])`: uploads `x` and `ix`, downloads `y`.
+    ///
+    /// ```no_run
+    /// let gpu = cuda_kernels::Gpu::new(0)?;
+    /// let a = sg_cuda::DeviceMatrix::upload(&gpu, &[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], 2)?;
+    /// assert_eq!(a.spvm(&[2.0, 1.0], &[0, 2])?, vec![7.0, 10.0]);
+    /// # Ok::<(), sg_cuda::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Length mismatch or a row index past the matrix; device errors.
+    pub fn spvm(&self, x: &[T], ix: &[usize]) -> Result<Vec<T>> {
+        self.spvm_with(x, ix, &SpvmConfig::default())
+    }
+
+    /// [`spvm`](Self::spvm) with explicit launch parameters.
+    ///
+    /// # Errors
+    /// As `spvm`, plus [`Error::Config`].
+    pub fn spvm_with(&self, x: &[T], ix: &[usize], cfg: &SpvmConfig) -> Result<Vec<T>> {
+        if x.len() != ix.len() {
+            return Err(Error::Shape(format!("{} coefficients and {} row indices", x.len(), ix.len())));
+        }
+        if let Some(&r) = ix.iter().find(|&&r| r >= self.rows) {
+            return Err(Error::Shape(format!("row index {r} of a matrix with {} rows", self.rows)));
+        }
+        if x.is_empty() {
+            return Ok(vec![T::zero(); self.cols]);
+        }
+        let rows: Vec<u64> = ix.iter().map(|&r| r as u64).collect();
+        let dx = self.gpu.upload(x)?;
+        let dix = self.gpu.upload(&rows)?;
+        let mut y = self.gpu.zeros::<T>(self.cols)?;
+        self.spvm_device(&dx, &dix, &mut y, cfg)?;
+        Ok(self.gpu.download(&y)?)
+    }
+
+    /// spvm on device buffers (row indices must be `< rows()`; not checked here), queued on the
+    /// matrix's stream.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for mismatched lengths; [`Error::Config`]; launch failures.
+    pub fn spvm_device(
+        &self,
+        x: &DeviceBuffer<T>,
+        ix: &DeviceBuffer<u64>,
+        y: &mut DeviceBuffer<T>,
+        cfg: &SpvmConfig,
+    ) -> Result<()> {
+        cfg.validate()?;
+        if x.len() != ix.len() || y.len() < self.cols || u32::try_from(x.len()).is_err() {
+            return Err(Error::Shape(format!(
+                "spvm with {} coefficients, {} indices, {} outputs for {} columns",
+                x.len(),
+                ix.len(),
+                y.len(),
+                self.cols
+            )));
+        }
+        let pt = cfg.outputs_per_thread;
+        let func = self.gpu.function("sg/sg_spvm", &format!("sg_spvm_{}_p{pt}", T::SUFFIX))?;
+        let per_block = cfg.block_size as usize * pt as usize;
+        let grid = u32::try_from(self.cols.div_ceil(per_block))
+            .map_err(|_| Error::Shape(format!("{} columns in one launch", self.cols)))?;
+        // xs (T per thread, padded to 8 bytes) and row indices (u64 per thread).
+        let bs = cfg.block_size as usize;
+        let smem = (size_of::<T>() * bs).next_multiple_of(8) + 8 * bs;
+        let launch = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (cfg.block_size, 1, 1),
+            shared_mem_bytes: smem as u32,
+        };
+        let (p, lda, nsel) = (self.cols as u64, self.lda as u64, x.len() as u32);
+        // SAFETY: sg_spvm_T_pPT(u64 p, u64 lda, u32 nsel, const T* x, const u64* ix, const T* a,
+        // T* y): x and ix hold nsel entries, every ix < rows (caller contract), a holds rows · lda
+        // values with p <= lda, y at least p; the shared memory size matches the kernel's layout.
+        unsafe {
+            self.gpu.launch(&func, launch, |a| {
+                a.arg(&p).arg(&lda).arg(&nsel).arg(x).arg(ix).arg(&self.data).arg(y);
+            })?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,269 @@
+//! The integer tables the kernels read, built once per grid description on the host.
+//!
+//! - [`TrieTable`]: the blocks as a trie over their per-dimension kinds, one 64-bit word per node
+//!   in preorder (layout in `cuda-kernels/sg/sg_common.cuh`): bits 0–4 the public level (0 on the
+//!   boundary), bit 5 the boundary side, bits 8–63 the link (inner node: index one past its
+//!   subtree; leaf: the block's offset).
+//! - [`SweepTable`]: per dimension, the chains (blocks differing only in `l_t`) as rows of
+//!   offsets `[boundary 0, boundary 1, level 1, …, level top]`, and the work groups of the
+//!   sweep kernel (one thread block each): rows `[first chain, chains, first hi, hi bits, top, s]`.
+//!
+//! The CPU emulators in [`crate::emulate`] interpret exactly these arrays, so their tests check
+//! the tables without a GPU.
+
+use std::collections::{BTreeMap, HashMap};
+
+use sg_core::GridSpec;
+
+use crate::error::{Error, Result};
+
+/// Offset entry of a chain row where the grid has no such block.
+pub const NONE: u64 = u64::MAX;
+/// Words per work-group row of a [`SweepTable`].
+pub const GROUP_WORDS: usize = 6;
+/// Bits of a trie node word below the link.
+pub const LINK_SHIFT: u32 = 8;
+const SIDE_BIT: u64 = 32;
+
+/// Default target of points per sweep work group (see [`SweepTable::new`]).
+pub const DEFAULT_GROUP_POINTS: u64 = 4096;
+
+/// A block's kind in one dimension: boundary side (level 0) or hat level. Sorts boundary first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Kind {
+    level: u32,
+    side: u32,
+}
+
+/// The trie of a grid's blocks as node words in preorder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrieTable {
+    d: usize,
+    blocks: usize,
+    nodes: Vec<u64>,
+}
+
+/// Public level of a node word (0: boundary).
+#[inline]
+pub fn node_level(w: u64) -> u32 {
+    (w & 31) as u32
+}
+
+/// Boundary side of a node word.
+#[inline]
+pub fn node_side(w: u64) -> u32 {
+    u32::from(w & SIDE_BIT != 0)
+}
+
+/// Link of a node word: subtree end (inner node) or block offset (leaf).
+#[inline]
+pub fn node_link(w: u64) -> u64 {
+    w >> LINK_SHIFT
+}
+
+/// Position bits a node adds: `L − 1` for a hat level, 0 on the boundary.
+#[inline]
+pub fn node_bits(w: u64) -> u32 {
+    node_level(w).saturating_sub(1)
+}
+
+fn node_word(kind: Kind, link: u64) -> u64 {
+    u64::from(kind.level) | if kind.side == 1 { SIDE_BIT } else { 0 } | (link << LINK_SHIFT)
+}
+
+/// Checks `Σ (l_t − 1) <= 31` for every block (32-bit in-block positions).
+fn check_block_bits(levels: &[u32]) -> Result<()> {
+    let level_sum: u32 = levels.iter().map(|&l| l.saturating_sub(1)).sum();
+    if level_sum > 31 {
+        return Err(Error::BlockTooLarge { level_sum });
+    }
+    Ok(())
+}
+
+impl TrieTable {
+    /// Builds the trie of `spec`'s blocks.
+    ///
+    /// # Errors
+    /// [`Error::BlockTooLarge`] for a block of 2^32 points or more; [`Error::Shape`] for a grid
+    /// whose offsets do not fit the 56-bit link.
+    pub fn new(spec: &GridSpec) -> Result<Self> {
+        let d = spec.dim();
+        let table = spec.block_table();
+        if spec.len() >= 1 << (64 - LINK_SHIFT) {
+            return Err(Error::Shape(format!("{} points do not fit 56-bit trie links", spec.len())));
+        }
+        let mut sorted: BTreeMap<Vec<Kind>, u64> = BTreeMap::new();
+        for b in 0..table.len() {
+            let (levels, sides) = (table.levels(b), table.sides(b));
+            check_block_bits(levels)?;
+            let key = (0..d).map(|t| Kind { level: levels[t], side: ((sides >> t) & 1) as u32 }).collect();
+            sorted.insert(key, table.offset(b));
+        }
+        let keys: Vec<(Vec<Kind>, u64)> = sorted.into_iter().collect();
+        let mut nodes = Vec::new();
+        build_subtrees(&keys, 0, &mut nodes);
+        Ok(TrieTable { d, blocks: keys.len(), nodes })
+    }
+
+    /// Number of dimensions (trie depth).
+    pub fn dim(&self) -> usize {
+        self.d
+    }
+
+    /// Number of blocks (leaves).
+    pub fn blocks(&self) -> usize {
+        self.blocks
+    }
+
+    /// The node words in preorder.
+    pub fn nodes(&self) -> &[u64] {
+        &self.nodes
+    }
+
+    /// Bytes of the node array (what the evaluation kernel stages in shared memory).
+    pub fn bytes(&self) -> usize {
+        self.nodes.len() * 8
+    }
+}
+
+/// Appends the subtrees of `keys` (sorted, sharing their first `t` kinds) in preorder.
+fn build_subtrees(keys: &[(Vec<Kind>, u64)], t: usize, nodes: &mut Vec<u64>) {
+    let d = keys.first().map_or(0, |k| k.0.len());
+    let mut i = 0;
+    while i < keys.len() {
+        let kind = keys[i].0[t];
+        let j = i + keys[i..].iter().take_while(|k| k.0[t] == kind).count();
+        let at = nodes.len();
+        nodes.push(0);
+        if t + 1 == d {
+            nodes[at] = node_word(kind, keys[i].1);
+        } else {
+            build_subtrees(&keys[i..j], t + 1, nodes);
+            nodes[at] = node_word(kind, nodes.len() as u64);
+        }
+        i = j;
+    }
+}
+
+/// One chain while building: bits around dimension `t` and its offsets.
+#[derive(Debug, Clone)]
+struct Chain {
+    s: u32,
+    h: u32,
+    boundary: [u64; 2],
+    offsets: Vec<u64>,
+}
+
+impl Chain {
+    fn top(&self) -> u32 {
+        self.offsets.len() as u32
+    }
+    fn points(&self) -> u64 {
+        (1u64 << (self.h + self.s)) * ((1u64 << self.top()) - 1)
+    }
+}
+
+/// The chain rows and work groups of one dimension's sweep.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweepTable {
+    /// Entries per chain row: `2 + max top`.
+    pub stride: u32,
+    /// Chain rows, `chains × stride`.
+    pub chains: Vec<u64>,
+    /// Work-group rows, `groups × GROUP_WORDS`.
+    pub groups: Vec<u32>,
+}
+
+impl SweepTable {
+    /// The sweep tables of every dimension of `spec`. `group_points` is the target size of a
+    /// work group: longer chains are split by ranges of `hi`, shorter chains with the same
+    /// `(top, h, s)` are merged until the group holds about that many points.
+    ///
+    /// # Errors
+    /// [`Error::BlockTooLarge`]; [`Error::Config`] for `group_points == 0`.
+    pub fn for_grid(spec: &GridSpec, group_points: u64) -> Result<Vec<SweepTable>> {
+        if group_points == 0 {
+            return Err(Error::Config("sweep group size 0".into()));
+        }
+        let table = spec.block_table();
+        for b in 0..table.len() {
+            check_block_bits(table.levels(b))?;
+        }
+        Ok((0..spec.dim()).map(|t| Self::new(spec, t, group_points)).collect())
+    }
+
+    fn new(spec: &GridSpec, t: usize, group_points: u64) -> SweepTable {
+        let d = spec.dim();
+        let table = spec.block_table();
+        let mut by_key: HashMap<(Vec<u32>, u64), Chain> = HashMap::new();
+        for b in 0..table.len() {
+            let (levels, sides) = (table.levels(b), table.sides(b));
+            let mut key = levels.to_vec();
+            key[t] = 0;
+            let bits = |r: std::ops::Range<usize>| levels[r].iter().map(|&l| l.saturating_sub(1)).sum();
+            let chain = by_key.entry((key, sides & !(1u64 << t))).or_insert_with(|| Chain {
+                s: bits(t + 1..d),
+                h: bits(0..t),
+                boundary: [NONE, NONE],
+                offsets: Vec::new(),
+            });
+            let off = table.offset(b);
+            match levels[t] {
+                0 => chain.boundary[((sides >> t) & 1) as usize] = off,
+                l => {
+                    let i = l as usize - 1;
+                    if chain.offsets.len() <= i {
+                        chain.offsets.resize(i + 1, NONE);
+                    }
+                    chain.offsets[i] = off;
+                }
+            }
+        }
+        let mut chains: Vec<Chain> = by_key.into_values().filter(|c| c.top() > 0).collect();
+        // Equal (top, h, s) next to each other so they can share a group; then a fixed order.
+        chains.sort_by_key(|c| (std::cmp::Reverse(c.top()), c.h, c.s, c.offsets[0]));
+        let stride = 2 + chains.iter().map(Chain::top).max().unwrap_or(0);
+        let mut rows = Vec::with_capacity(chains.len() * stride as usize);
+        for c in &chains {
+            rows.extend_from_slice(&c.boundary);
+            rows.extend_from_slice(&c.offsets);
+            rows.resize(rows.len() + (stride - 2 - c.top()) as usize, NONE);
+        }
+        SweepTable { stride, chains: rows, groups: make_groups(&chains, group_points) }
+    }
+
+    /// Number of work groups (thread blocks of one sweep launch).
+    pub fn num_groups(&self) -> usize {
+        self.groups.len() / GROUP_WORDS
+    }
+}
+
+fn make_groups(chains: &[Chain], group_points: u64) -> Vec<u32> {
+    let mut groups: Vec<u32> = Vec::new();
+    let mut open: Option<(usize, u32)> = None; // (row start, chains so far)
+    for (ci, c) in chains.iter().enumerate() {
+        let points = c.points();
+        if points > group_points && c.h > 0 {
+            open = None;
+            // Split the hi range into 2^j pieces of about group_points each.
+            let want = points.div_ceil(group_points).next_power_of_two().trailing_zeros();
+            let j = want.min(c.h);
+            for piece in 0..1u32 << j {
+                groups.extend_from_slice(&[ci as u32, 1, piece << (c.h - j), c.h - j, c.top(), c.s]);
+            }
+            continue;
+        }
+        if let Some((row, n)) = open {
+            let head = &chains[groups[row] as usize];
+            let same = (head.top(), head.h, head.s) == (c.top(), c.h, c.s);
+            if same && u64::from(n) * points < group_points {
+                groups[row + 1] = n + 1;
+                open = Some((row, n + 1));
+                continue;
+            }
+        }
+        open = Some((groups.len(), 1));
+        groups.extend_from_slice(&[ci as u32, 1, 0, c.h, c.top(), c.s]);
+    }
+    groups
+}

@@ -1,0 +1,210 @@
+//! The host-built tables, interpreted by CPU emulators of the kernels' loops, against the sg-core
+//! references. Runs without a GPU: this is what checks the kernels' index arithmetic here.
+
+mod common;
+
+use std::collections::HashSet;
+
+use common::{AWKWARD_M, max_rel, random_points, random_values, specs};
+use hetkit_testkit::{TestRng, rng};
+use rand::Rng;
+use sg_core::{GridSpec, Real, reference as r};
+use sg_cuda::emulate;
+use sg_cuda::tables::{SweepTable, TrieTable, node_link};
+
+fn check_sweeps<T: Real>(g: &mut TestRng, spec: &GridSpec, ncomp: usize, group_points: u64, tol: f64) {
+    let n = spec.len() as usize * ncomp;
+    let tables = SweepTable::for_grid(spec, group_points).unwrap();
+    let nodal: Vec<T> = random_values(g, n);
+    let mut want = nodal.clone();
+    r::hierarchize(spec, &mut want, ncomp).unwrap();
+    let mut got = nodal.clone();
+    emulate::sweep(&tables, &mut got, ncomp as u32, true);
+    let e = max_rel(&got, &want);
+    assert!(e <= tol, "hierarchize {spec:?} ncomp {ncomp} groups {group_points}: rel err {e:e}");
+    // Dehierarchization of random surpluses, against the reference.
+    let surpluses: Vec<T> = random_values(g, n);
+    let mut back = surpluses.clone();
+    r::dehierarchize(spec, &mut back, ncomp).unwrap();
+    let mut got = surpluses;
+    emulate::sweep(&tables, &mut got, ncomp as u32, false);
+    let e2 = max_rel(&got, &back);
+    assert!(e2 <= tol, "dehierarchize {spec:?} ncomp {ncomp}: rel err {e2:e}");
+}
+
+#[test]
+fn sweep_emulation_equals_reference_f64() {
+    let mut g = rng("sweep_emulation_equals_reference_f64");
+    for spec in specs(&mut g, 12) {
+        let group_points = [1u64, 7, 64, 4096][g.random_range(0..4)];
+        check_sweeps::<f64>(&mut g, &spec, 1, group_points, 1e-12);
+    }
+}
+
+#[test]
+fn sweep_emulation_equals_reference_f32_and_vectors() {
+    let mut g = rng("sweep_emulation_equals_reference_f32_and_vectors");
+    for spec in specs(&mut g, 6) {
+        let ncomp = g.random_range(1..=3);
+        check_sweeps::<f32>(&mut g, &spec, ncomp, 16, 1e-5);
+        check_sweeps::<f64>(&mut g, &spec, ncomp, 16, 1e-12);
+    }
+}
+
+/// What the device race checker would see: inside one launch, no value written by one thread block
+/// is read or written by another, and inside one level step of a block no value is both written
+/// and read. Every interior-in-t point is written exactly once per sweep.
+#[test]
+fn sweep_groups_do_not_race_and_cover_every_point_once() {
+    let mut g = rng("sweep_groups_do_not_race_and_cover_every_point_once");
+    for spec in specs(&mut g, 8) {
+        let group_points = [1u64, 5, 64][g.random_range(0..3)];
+        let tables = SweepTable::for_grid(&spec, group_points).unwrap();
+        let table = spec.block_table();
+        for (t, sweep) in tables.iter().enumerate() {
+            let mut writer: Vec<Option<usize>> = vec![None; spec.len() as usize];
+            let mut reads: Vec<HashSet<u64>> = Vec::new();
+            for group in 0..sweep.num_groups() {
+                let mut group_reads = HashSet::new();
+                for step in 0..emulate::group_steps(sweep, group) {
+                    for hier in [true, false] {
+                        let (_, els) = emulate::sweep_step(sweep, group, step, 1, hier);
+                        let written: HashSet<u64> = els.iter().map(|e| e.child).collect();
+                        assert_eq!(written.len(), els.len(), "two threads write one value");
+                        for e in &els {
+                            for p in e.parents.iter().flatten() {
+                                assert!(!written.contains(p), "read and write in one step");
+                                group_reads.insert(*p);
+                            }
+                            if hier {
+                                let w = &mut writer[e.child as usize];
+                                assert!(w.is_none(), "dim {t}: value {} written twice", e.child);
+                                *w = Some(group);
+                            }
+                        }
+                    }
+                }
+                reads.push(group_reads);
+            }
+            for (group, rs) in reads.iter().enumerate() {
+                for &p in rs {
+                    if let Some(w) = writer[p as usize] {
+                        assert_eq!(w, group, "dim {t}: group {group} reads what group {w} writes");
+                    }
+                }
+            }
+            for b in 0..table.len() {
+                let interior = table.levels(b)[t] > 0;
+                for k in table.offset(b)..table.offset(b + 1) {
+                    assert_eq!(writer[k as usize].is_some(), interior, "dim {t} point {k}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn sweep_groups_split_long_chains_and_merge_short_ones() {
+    let spec = GridSpec::regular(3, 8).unwrap();
+    let fine = SweepTable::for_grid(&spec, 16).unwrap();
+    let coarse = SweepTable::for_grid(&spec, 1 << 20).unwrap();
+    for (f, c) in fine.iter().zip(&coarse) {
+        assert_eq!(f.chains, c.chains);
+        assert!(f.num_groups() > c.num_groups());
+    }
+    assert!(SweepTable::for_grid(&spec, 0).is_err());
+}
+
+#[test]
+fn trie_has_one_leaf_per_block_and_consistent_links() {
+    let mut g = rng("trie_has_one_leaf_per_block_and_consistent_links");
+    for spec in specs(&mut g, 12) {
+        let trie = TrieTable::new(&spec).unwrap();
+        let nodes = trie.nodes();
+        assert_eq!(trie.blocks() as u64, spec.num_blocks());
+        // Inner links point forward and nest; leaf offsets are the block offsets.
+        let table = spec.block_table();
+        let offsets: HashSet<u64> = (0..table.len()).map(|b| table.offset(b)).collect();
+        let leaves = emulate_leaf_offsets(nodes, spec.dim());
+        assert_eq!(leaves.len(), trie.blocks());
+        assert!(leaves.iter().all(|o| offsets.contains(o)));
+        assert!(nodes.len() <= trie.blocks() * spec.dim());
+    }
+}
+
+fn emulate_leaf_offsets(nodes: &[u64], d: usize) -> Vec<u64> {
+    fn rec(nodes: &[u64], a: u64, b: u64, t: usize, d: usize, out: &mut Vec<u64>) {
+        let mut i = a;
+        while i < b {
+            let link = node_link(nodes[i as usize]);
+            if t + 1 == d {
+                out.push(link);
+                i += 1;
+            } else {
+                assert!(link > i && link <= b, "link {link} outside ({i}, {b}]");
+                rec(nodes, i + 1, link, t + 1, d, out);
+                i = link;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    rec(nodes, 0, nodes.len() as u64, 0, d, &mut out);
+    out
+}
+
+fn check_eval<T: Real>(g: &mut TestRng, spec: &GridSpec, ncomp: usize, m: usize, tol: f64) {
+    let d = spec.dim();
+    let trie = TrieTable::new(spec).unwrap();
+    let values: Vec<T> = random_values(g, spec.len() as usize * ncomp);
+    let points: Vec<T> = random_points(g, m, d);
+    let regs = emulate::evaluate_regs(trie.nodes(), d, &values, ncomp, &points);
+    let generic = emulate::evaluate_generic(trie.nodes(), d, &values, ncomp, &points);
+    let e1 = common::eval_err(spec, &values, ncomp, &points, &regs);
+    let e2 = common::eval_err(spec, &values, ncomp, &points, &generic);
+    assert!(e1 <= tol && e2 <= tol, "{spec:?} m {m}: regs {e1:e}, generic {e2:e}");
+    // Both walks visit the nodes in the same order: identical results.
+    assert!(regs.iter().zip(&generic).all(|(a, b)| Real::to_f64(*a).to_bits() == Real::to_f64(*b).to_bits()));
+}
+
+#[test]
+fn eval_emulation_equals_reference() {
+    let mut g = rng("eval_emulation_equals_reference");
+    for spec in specs(&mut g, 12) {
+        let m = AWKWARD_M[g.random_range(0..AWKWARD_M.len())];
+        check_eval::<f64>(&mut g, &spec, 1, m, 1e-12);
+        check_eval::<f32>(&mut g, &spec, 1, m, 1e-5);
+    }
+    for spec in specs(&mut g, 4) {
+        check_eval::<f64>(&mut g, &spec, 3, 33, 1e-12);
+    }
+}
+
+#[test]
+fn basis_matches_sg_core() {
+    let mut g = rng("basis_matches_sg_core");
+    for _ in 0..10_000 {
+        let l = g.random_range(1..=20u32);
+        let x: f64 = match g.random_range(0..4) {
+            0 => g.random_range(0..=(1u32 << l)) as f64 / (1u64 << l) as f64,
+            _ => g.random_range(0.0..=1.0),
+        };
+        let (c, v) = sg_core::basis::basis_cell(l - 1, x);
+        assert_eq!(emulate::basis(l, 0, x), (v, c), "level {l} x {x}");
+    }
+    assert_eq!(emulate::basis(0, 0, 0.25f64), (0.75, 0));
+    assert_eq!(emulate::basis(0, 1, 0.25f64), (0.25, 0));
+}
+
+#[test]
+fn spvm_emulation_equals_reference() {
+    let mut g = rng("spvm_emulation_equals_reference");
+    for &(rows, p, nsel) in &[(1usize, 1usize, 1usize), (7, 33, 5), (50, 257, 97), (3, 1, 0)] {
+        let a: Vec<f64> = random_values(&mut g, rows * p);
+        let x: Vec<f64> = random_values(&mut g, nsel);
+        let ix: Vec<usize> = (0..nsel).map(|_| g.random_range(0..rows)).collect();
+        let want = r::spvm(&x, &ix, &a, p).unwrap();
+        let ix64: Vec<u64> = ix.iter().map(|&i| i as u64).collect();
+        let got = emulate::spvm(p, p, &x, &ix64, &a, 32);
+        assert!(max_rel(&got, &want) <= 1e-12);
+    }
+}

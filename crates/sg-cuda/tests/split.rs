@@ -1,0 +1,110 @@
+//! The CPU+GPU split: the split arithmetic, and the CPU side of HeteroEvaluator (no GPU needed).
+
+mod common;
+
+use common::{max_rel, random_points, random_values};
+use hetkit_testkit::{gpu_or_skip, rng};
+use ndarray::{Array2, ArrayView2};
+use sg_core::{Grid, GridSpec};
+use sg_cuda::split::{AffineModel, fraction_split, static_split};
+use sg_cuda::{HeteroEvaluator, Split};
+
+#[test]
+fn static_split_balances_affine_models() {
+    let cpu = AffineModel { per_point: 4e-9, fixed: 1e-4 };
+    let gpu = AffineModel { per_point: 1e-9, fixed: 5e-4 };
+    for total in [0usize, 1, 31, 1000, 2_000_000] {
+        let w = static_split(total, &cpu, &gpu);
+        assert!(w <= total);
+        if total >= 1_000_000 {
+            // Both devices finish within one point's time of each other.
+            let (tc, tg) = (cpu.time(w), gpu.time(total - w));
+            assert!((tc - tg).abs() <= cpu.per_point.max(gpu.per_point) * 2.0, "{tc} vs {tg}");
+        }
+    }
+    // Small totals: the GPU's fixed cost makes the CPU take everything.
+    assert_eq!(static_split(10, &cpu, &gpu), 10);
+    // A free device takes everything; a degenerate model never panics.
+    let free = AffineModel { per_point: 0.0, fixed: 0.0 };
+    assert_eq!(static_split(100, &free, &gpu), 100);
+    assert_eq!(static_split(100, &cpu, &free), 0);
+    assert_eq!(static_split(100, &free, &free), 0);
+}
+
+#[test]
+fn affine_model_from_two_runs() {
+    let m = AffineModel::from_two_runs(1000, 3e-3, 5e-3);
+    assert!((m.per_point - 2e-6).abs() < 1e-15 && (m.fixed - 1e-3).abs() < 1e-12);
+    // Noise that makes t_2w < t_w clamps to a flat model rather than a negative slope.
+    let m = AffineModel::from_two_runs(1000, 3e-3, 2e-3);
+    assert_eq!(m.per_point, 0.0);
+    assert_eq!(m.time(5), 3e-3);
+}
+
+#[test]
+fn fraction_split_rounds_and_rejects_bad_fractions() {
+    assert_eq!(fraction_split(10, 0.0).unwrap(), 0);
+    assert_eq!(fraction_split(10, 1.0).unwrap(), 10);
+    assert_eq!(fraction_split(11, 0.5).unwrap(), 6);
+    assert_eq!(fraction_split(0, 0.3).unwrap(), 0);
+    assert!(fraction_split(10, 1.5).is_err());
+    assert!(fraction_split(10, -0.1).is_err());
+    assert!(fraction_split(10, f64::NAN).is_err());
+}
+
+#[test]
+fn cpu_only_split_equals_sg_cpu() {
+    let mut g = rng("cpu_only_split_equals_sg_cpu");
+    for (d, n) in [(1, 6), (3, 5), (6, 4), (10, 3)] {
+        let spec = GridSpec::regular(d, n).unwrap();
+        let values: Vec<f64> = random_values(&mut g, spec.len() as usize);
+        let grid = Grid::from_values(spec.clone(), values.clone()).unwrap();
+        let ev = HeteroEvaluator::new(&grid, None, Split::CpuFraction(1.0)).unwrap();
+        assert_eq!(ev.cpu_fraction(), 1.0);
+        for m in [0usize, 1, 33, 257] {
+            let pts = random_points::<f64>(&mut g, m, d);
+            let view = ArrayView2::from_shape((m, d), &pts).unwrap();
+            let got = ev.evaluate(view).unwrap();
+            let want = sg_cpu::Evaluator::new(&spec).unwrap().evaluate(&values, 1, view).unwrap();
+            assert_eq!(got.as_slice().unwrap(), &want[..], "d {d} m {m}");
+            let mut reference = vec![0.0; m];
+            sg_core::reference::evaluate_batch_into(&spec, &values, 1, &pts, &mut reference).unwrap();
+            assert!(max_rel(&want, &reference) <= 1e-12);
+        }
+    }
+}
+
+#[test]
+fn hetero_rejects_bad_input() {
+    let grid = Grid::<f32>::from_fn(GridSpec::regular(2, 3).unwrap(), |x| x[0]).unwrap();
+    let mut ev = HeteroEvaluator::new(&grid, None, Split::Calibrate { sample: 64 }).unwrap();
+    assert!(ev.evaluate(Array2::<f32>::zeros((3, 3)).view()).is_err());
+    assert!(ev.evaluate(Array2::<f32>::from_elem((1, 2), 2.0).view()).is_err());
+    assert!(ev.set_cpu_fraction(1.1).is_err());
+    assert!(ev.calibrate(0).is_err());
+}
+
+#[test]
+fn gpu_split_matches_reference_at_every_fraction() {
+    let Some(gpu) = gpu_or_skip("gpu_split_matches_reference_at_every_fraction") else { return };
+    let mut g = rng("gpu_split_matches_reference_at_every_fraction");
+    let spec = GridSpec::regular(4, 5).unwrap();
+    let values: Vec<f64> = random_values(&mut g, spec.len() as usize);
+    let grid = Grid::from_values(spec.clone(), values.clone()).unwrap();
+    let m = 1001;
+    let pts = random_points::<f64>(&mut g, m, 4);
+    let mut want = vec![0.0; m];
+    sg_core::reference::evaluate_batch_into(&spec, &values, 1, &pts, &mut want).unwrap();
+    let view = ArrayView2::from_shape((m, 4), &pts).unwrap();
+    for split in [
+        Split::CpuFraction(0.0),
+        Split::CpuFraction(0.37),
+        Split::CpuFraction(1.0),
+        Split::Calibrate { sample: 4096 },
+    ] {
+        let ev = HeteroEvaluator::new(&grid, Some(&gpu), split).unwrap();
+        let got = ev.evaluate(view).unwrap();
+        assert!(max_rel(got.as_slice().unwrap(), &want) <= 1e-12, "{split:?}");
+        assert!((0.0..=1.0).contains(&ev.cpu_fraction()));
+    }
+}

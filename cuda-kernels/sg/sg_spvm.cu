@@ -1,0 +1,55 @@
+// spvm: y[j] = sum_i x[i] * a[ix[i] * lda + j] (thesis Listing 3.8, §4.4.3 and the pt parameter
+// of §5.5.3). Each thread owns PT outputs j = b * blockDim.x * PT + q * blockDim.x + threadIdx.x,
+// so for every selected row a warp reads 32 consecutive matrix values (coalesced) and every thread
+// of the block reads the same x[i], ix[i] (staged in shared memory, broadcast). The selected rows
+// are visited in chunks of blockDim.x.
+#include "../common/types.cuh"
+
+template <typename T, int PT>
+__device__ void sg_spvm(u64 p, u64 lda, u32 nsel, const T* __restrict__ x, const u64* __restrict__ ix,
+                        const T* __restrict__ a, T* __restrict__ y) {
+    extern __shared__ unsigned char sg_spvm_smem[];
+    T* xs = (T*)sg_spvm_smem;
+    u64* rows = (u64*)(sg_spvm_smem + sizeof(T) * blockDim.x + (8 - (sizeof(T) * blockDim.x) % 8) % 8);
+    const u64 first = (u64)blockIdx.x * blockDim.x * PT + threadIdx.x;
+    T acc[PT];
+#pragma unroll
+    for (int q = 0; q < PT; ++q) acc[q] = (T)0;
+    for (u32 i0 = 0; i0 < nsel; i0 += blockDim.x) {
+        const u32 chunk = nsel - i0 < blockDim.x ? nsel - i0 : blockDim.x;
+        if (threadIdx.x < chunk) {
+            xs[threadIdx.x] = x[i0 + threadIdx.x];
+            rows[threadIdx.x] = ix[i0 + threadIdx.x];
+        }
+        __syncthreads();
+        for (u32 i = 0; i < chunk; ++i) {
+            const T xi = xs[i];
+            const T* row = a + rows[i] * lda;
+#pragma unroll
+            for (int q = 0; q < PT; ++q) {
+                const u64 j = first + (u64)q * blockDim.x;
+                if (j < p) acc[q] += xi * row[j];
+            }
+        }
+        // The next chunk overwrites xs and rows.
+        __syncthreads();
+    }
+#pragma unroll
+    for (int q = 0; q < PT; ++q) {
+        const u64 j = first + (u64)q * blockDim.x;
+        if (j < p) y[j] = acc[q];
+    }
+}
+
+#define SG_SPVM(T, SUF, PT)                                                                         \
+    extern "C" __global__ void sg_spvm_##SUF##_p##PT(u64 p, u64 lda, u32 nsel, const T* x, const u64* ix, \
+                                                     const T* a, T* y) {                          \
+        sg_spvm<T, PT>(p, lda, nsel, x, ix, a, y);                                                \
+    }
+
+SG_SPVM(float, f32, 1)
+SG_SPVM(float, f32, 2)
+SG_SPVM(float, f32, 4)
+SG_SPVM(double, f64, 1)
+SG_SPVM(double, f64, 2)
+SG_SPVM(double, f64, 4)
