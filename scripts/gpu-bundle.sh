@@ -37,7 +37,7 @@ for line in sys.stdin:
     cargo test --workspace --release --no-run --message-format=json
     cargo bench --workspace --no-run --message-format=json
 } 2>"target/gpu-bundle-build.log" | executables | sort -u | while IFS=$'\t' read -r kind name path; do
-    dir=${kind}s
+    case "$kind" in bench) dir=benches ;; example) dir=examples ;; *) dir=tests ;; esac
     # Benches built by `cargo bench` also appear as test targets of the bench kind; keep one copy.
     [ -e "$out/$dir/$name" ] && continue
     cp "$path" "$out/$dir/$name"
