@@ -283,6 +283,23 @@ pub(crate) fn check_points<T: Real>(d: usize, points: &[T]) -> Result<usize> {
     Ok(points.len() / d)
 }
 
+/// Argument checks shared by the single-point evaluators; zeroes `out`.
+fn check_single_point<T: Real>(
+    spec: &GridSpec,
+    values: &[T],
+    s: usize,
+    x: &[T],
+    out: &mut [T],
+) -> Result<()> {
+    check_values(spec, values, s)?;
+    check_point_coords(spec.dim(), x, 0)?;
+    if out.len() != s {
+        return Err(SgError::LengthMismatch { what: "evaluation output", expected: s, got: out.len() });
+    }
+    out.fill(T::zero());
+    Ok(())
+}
+
 /// Interpolant at one point by recursion over the dimensions (Listing 3.2 generalized): for
 /// each dimension walk down the 1-D hierarchy through the child whose support contains `x_t`,
 /// within the remaining level budget; each leaf of the recursion is one block, whose value is
@@ -297,12 +314,7 @@ pub fn evaluate_recursive_into<T: Real>(
     x: &[T],
     out: &mut [T],
 ) -> Result<()> {
-    check_values(spec, values, s)?;
-    check_point_coords(spec.dim(), x, 0)?;
-    if out.len() != s {
-        return Err(SgError::LengthMismatch { what: "evaluation output", expected: s, got: out.len() });
-    }
-    out.fill(T::zero());
+    check_single_point(spec, values, s, x, out)?;
     let mut walk = EvalWalk { spec, values, s, x, out, lv: [0; MAX_DIM], iv: [0; MAX_DIM] };
     walk.dim(0, spec.level() - 1, T::one());
     Ok(())
@@ -371,12 +383,7 @@ pub fn evaluate_brute_force_into<T: Real>(
     x: &[T],
     out: &mut [T],
 ) -> Result<()> {
-    check_values(spec, values, s)?;
-    check_point_coords(spec.dim(), x, 0)?;
-    if out.len() != s {
-        return Err(SgError::LengthMismatch { what: "evaluation output", expected: s, got: out.len() });
-    }
-    out.fill(T::zero());
+    check_single_point(spec, values, s, x, out)?;
     let d = spec.dim();
     let (mut lv, mut iv) = (vec![0u32; d], vec![0u32; d]);
     for j in 0..spec.len() {

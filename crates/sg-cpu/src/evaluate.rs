@@ -23,6 +23,7 @@
 use ndarray::ArrayView2;
 use rayon::prelude::*;
 use sg_core::basis::basis_cell;
+use sg_core::reference::check_point_coords;
 use sg_core::{GridSpec, Real, SgError};
 
 use crate::error::{Error, Result};
@@ -159,13 +160,9 @@ impl Evaluator {
             );
         }
         for (row, x) in points.outer_iter().enumerate() {
-            for (dim, &v) in x.iter().enumerate() {
-                if !v.is_finite() {
-                    return Err(SgError::NonFinite { row, dim, value: v.to_f64() }.into());
-                }
-                if v < T::zero() || v > T::one() {
-                    return Err(SgError::OutsideDomain { row, dim, value: v.to_f64() }.into());
-                }
+            match x.as_slice() {
+                Some(x) => check_point_coords(d, x, row)?,
+                None => check_point_coords(d, &x.to_vec(), row)?,
             }
         }
         Ok(())
