@@ -139,6 +139,33 @@ fn zero_pivot_is_an_error_for_thomas_and_solved_by_pivoting() {
     }
 }
 
+/// One zero pivot in the middle of one system: every Thomas variant names that system and row,
+/// whichever lane of a lane group the system falls in.
+#[test]
+fn zero_pivot_names_its_system_in_every_lane() {
+    let (m, g) = (9, 7);
+    for bad in 0..g {
+        for layout in LAYOUTS {
+            let (a, c) = (vec![1.0f64; m * g], vec![1.0f64; m * g]);
+            let mut b = vec![4.0f64; m * g];
+            // Row 4's pivot is b[4] - a[4] c'[3]; make it exactly zero.
+            let mut cp = 1.0 / 4.0;
+            for _ in 1..4 {
+                cp = 1.0 / (4.0 - cp);
+            }
+            b[layout.index(m, g, bad, 4)] = cp;
+            let batch = TridiagonalBatch::new(&a, &b, &c, m, layout).unwrap();
+            for solver in [CpuSolver::Thomas, CpuSolver::ThomasParallel, CpuSolver::ThomasLanes] {
+                let mut d = vec![1.0f64; m * g];
+                match batch.solve_with(solver, &mut d) {
+                    Err(Error::ZeroPivot { system, row: 4 }) if system == bad => {}
+                    other => panic!("{solver:?} {layout:?} system {bad}: got {other:?}"),
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn singular_system_is_an_error_for_pivoting() {
     // Two equal rows: [1 1; 1 1].

@@ -26,7 +26,8 @@ pub enum CpuSolver {
     Auto,
     /// Sequential Thomas, one system after another: the reference.
     Thomas,
-    /// Thomas with systems spread over rayon's threads.
+    /// Thomas with systems spread over rayon's threads, two systems in step per thread (one
+    /// reciprocal per row instead of two divisions).
     ThomasParallel,
     /// Thomas on lanes of 8 systems at once (vectorised across systems), lane groups in
     /// parallel. Fastest for interleaved batches; strided batches go through a transposed copy.

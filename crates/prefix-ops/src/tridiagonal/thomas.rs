@@ -61,21 +61,118 @@ pub(crate) fn thomas_strided_seq<T: Real>(a: &[T], b: &[T], c: &[T], d: &mut [T]
     Ok(())
 }
 
-/// Thomas over a strided batch, systems spread over rayon's threads.
+/// Thomas over a strided batch, systems spread over rayon's threads. Each task solves
+/// [`STRIDED_LANES`] neighbouring systems in step ([`StridedLanes`]), which hides the latency of
+/// the one division per row; fewer than that many trailing systems run one at a time.
 pub(crate) fn thomas_strided_par<T: Real>(a: &[T], b: &[T], c: &[T], d: &mut [T], m: usize) -> Result<()> {
-    // Batches of systems per task keep scheduling overhead small for tiny m.
-    let per_task = (4096 / m.max(1)).max(1);
-    d.par_chunks_mut(m * per_task).enumerate().try_for_each_init(
-        || vec![T::zero(); m],
+    const L: usize = STRIDED_LANES;
+    // Several lane groups per task keep scheduling overhead small for tiny m.
+    let groups_per_task = (4096 / (m.max(1) * L)).max(1);
+    d.par_chunks_mut(m * L * groups_per_task).enumerate().try_for_each_init(
+        || vec![T::zero(); 2 * m * L],
         |scratch, (t, chunk)| {
-            for (j, dg) in chunk.chunks_mut(m).enumerate() {
-                let g = t * per_task + j;
+            let g_task = t * L * groups_per_task;
+            let full = chunk.len() / (m * L);
+            let mut groups = chunk.chunks_exact_mut(m * L);
+            for (j, dg) in groups.by_ref().enumerate() {
+                let g0 = g_task + j * L;
+                let r = g0 * m..(g0 + L) * m;
+                StridedLanes { a: &a[r.clone()], b: &b[r.clone()], c: &c[r], m, g0 }
+                    .solve::<L>(dg, scratch)?;
+            }
+            let rest = groups.into_remainder();
+            let g_rest = g_task + full * L;
+            for (j, dg) in rest.chunks_mut(m).enumerate() {
+                let g = g_rest + j;
                 let r = g * m..(g + 1) * m;
                 thomas_contiguous(&a[r.clone()], &b[r.clone()], &c[r], dg, scratch, g)?;
             }
             Ok(())
         },
     )
+}
+
+/// Systems of a strided batch solved together by [`thomas_strided_par`]. Each row costs a
+/// division whose latency (13-20 cycles) dominates a lone system; a second system in step fills
+/// it (2.0x one system with two divisions per row, m = 512 f64, one core). More lanes lose
+/// at power-of-two `m`: 4 lanes x 4 arrays are 16 streams on the same L1 set, beyond its 8 ways.
+pub(crate) const STRIDED_LANES: usize = 2;
+
+/// `L` consecutive systems of a strided batch, `a`, `b`, `c` covering exactly their `L * m`
+/// elements; `g0` names the first system in errors.
+struct StridedLanes<'a, T> {
+    a: &'a [T],
+    b: &'a [T],
+    c: &'a [T],
+    m: usize,
+    g0: usize,
+}
+
+impl<T: Real> StridedLanes<'_, T> {
+    /// Thomas on the `L` systems at once, in place in `d` (their `L * m` right-hand sides).
+    /// One reciprocal per row replaces Thomas's two divisions. `scratch` (`2 L m`) holds `c'`
+    /// and `d'` row-major across lanes: the forward sweep only reads the lanes and the backward
+    /// sweep only writes them, because lanes `m` elements apart alias in the store-to-load
+    /// forwarding logic (4 KiB apart for `m = 512` in f64) and stall a sweep that does both.
+    fn solve<const L: usize>(&self, d: &mut [T], scratch: &mut [T]) -> Result<()> {
+        let m = self.m;
+        let (a, b, c): ([&[T]; L], [&[T]; L], [&[T]; L]) = (
+            std::array::from_fn(|l| &self.a[l * m..(l + 1) * m]),
+            std::array::from_fn(|l| &self.b[l * m..(l + 1) * m]),
+            std::array::from_fn(|l| &self.c[l * m..(l + 1) * m]),
+        );
+        let (cps, dps) = scratch[..2 * m * L].split_at_mut(m * L);
+        {
+            let dl: [&[T]; L] = std::array::from_fn(|l| &d[l * m..(l + 1) * m]);
+            let (mut cp, mut dp) = ([T::zero(); L], [T::zero(); L]);
+            for k in 0..m {
+                let mut zero = false;
+                for l in 0..L {
+                    // Row 0 ignores a[0] entirely (it may hold garbage, even NaN).
+                    let ak = if k == 0 { T::zero() } else { a[l][k] };
+                    let pivot = b[l][k] - ak * cp[l];
+                    zero |= pivot == T::zero();
+                    let inv = T::one() / pivot;
+                    cp[l] = c[l][k] * inv;
+                    dp[l] = (dl[l][k] - ak * dp[l]) * inv;
+                }
+                cps[k * L..(k + 1) * L].copy_from_slice(&cp);
+                dps[k * L..(k + 1) * L].copy_from_slice(&dp);
+                if zero {
+                    return Err(self.zero_pivot_lane::<L>(cps, k));
+                }
+            }
+        }
+        // Back substitution; row m-1 ignores c[m-1].
+        let mut x = [T::zero(); L];
+        x.copy_from_slice(&dps[(m - 1) * L..]);
+        let mut dl: [&mut [T]; L] = {
+            let mut rows = d.chunks_exact_mut(m);
+            std::array::from_fn(|_| rows.next().expect("d holds L systems"))
+        };
+        for l in 0..L {
+            dl[l][m - 1] = x[l];
+        }
+        for k in (0..m - 1).rev() {
+            for l in 0..L {
+                x[l] = dps[k * L + l] - cps[k * L + l] * x[l];
+                dl[l][k] = x[l];
+            }
+        }
+        Ok(())
+    }
+
+    fn zero_pivot_lane<const L: usize>(&self, scratch: &[T], k: usize) -> Error {
+        let m = self.m;
+        for l in 0..L {
+            let i = l * m + k;
+            let pivot = if k == 0 { self.b[i] } else { self.b[i] - self.a[i] * scratch[(k - 1) * L + l] };
+            if pivot == T::zero() {
+                return Error::ZeroPivot { system: self.g0 + l, row: k };
+            }
+        }
+        Error::ZeroPivot { system: self.g0, row: k }
+    }
 }
 
 /// Thomas on an interleaved batch of `systems` systems: lanes of [`LANES`] neighbouring systems
