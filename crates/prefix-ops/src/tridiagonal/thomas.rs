@@ -108,7 +108,7 @@ struct StridedLanes<'a, T> {
     g0: usize,
 }
 
-impl<T: Real> StridedLanes<'_, T> {
+impl<'a, T: Real> StridedLanes<'a, T> {
     /// Thomas on the `L` systems at once, in place in `d` (their `L * m` right-hand sides).
     /// One reciprocal per row replaces Thomas's two divisions. `scratch` (`2 L m`) holds `c'`
     /// and `d'` row-major across lanes: the forward sweep only reads the lanes and the backward
@@ -116,11 +116,8 @@ impl<T: Real> StridedLanes<'_, T> {
     /// forwarding logic (4 KiB apart for `m = 512` in f64) and stall a sweep that does both.
     fn solve<const L: usize>(&self, d: &mut [T], scratch: &mut [T]) -> Result<()> {
         let m = self.m;
-        let (a, b, c): ([&[T]; L], [&[T]; L], [&[T]; L]) = (
-            std::array::from_fn(|l| &self.a[l * m..(l + 1) * m]),
-            std::array::from_fn(|l| &self.b[l * m..(l + 1) * m]),
-            std::array::from_fn(|l| &self.c[l * m..(l + 1) * m]),
-        );
+        let lanes = |s: &'a [T]| -> [&'a [T]; L] { std::array::from_fn(|l| &s[l * m..(l + 1) * m]) };
+        let (a, b, c) = (lanes(self.a), lanes(self.b), lanes(self.c));
         let (cps, dps) = scratch[..2 * m * L].split_at_mut(m * L);
         {
             let dl: [&[T]; L] = std::array::from_fn(|l| &d[l * m..(l + 1) * m]);
@@ -146,7 +143,7 @@ impl<T: Real> StridedLanes<'_, T> {
         // Back substitution; row m-1 ignores c[m-1].
         let mut x = [T::zero(); L];
         x.copy_from_slice(&dps[(m - 1) * L..]);
-        let mut dl: [&mut [T]; L] = {
+        let dl: [&mut [T]; L] = {
             let mut rows = d.chunks_exact_mut(m);
             std::array::from_fn(|_| rows.next().expect("d holds L systems"))
         };
