@@ -5,6 +5,9 @@
 #   run.sh bench [FILTER]      every criterion bench
 #   run.sh sanitize [FILTER]   compute-sanitizer memcheck and racecheck over the GPU tests
 #   run.sh tour                the demonstration example
+#   run.sh peers               builds the CUDA peer harnesses in peers/ with nvcc for this GPU and
+#                              runs them and torch_peers.py (JSON lines of milliseconds)
+#   run.sh tasmanian           builds Tasmanian with CUDA from the bundled source and times it
 # Exits non-zero when anything fails.
 set -u
 bundle=$(cd "$(dirname "$0")" && pwd)
@@ -92,8 +95,30 @@ sanitize)
         done
     done
     ;;
+peers)
+    arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d .)
+    work=$(mktemp -d)
+    for src in "$bundle"/peers/*.cu; do
+        [ -e "$src" ] || continue
+        exe="$work/$(basename "$src" .cu)"
+        run_one "build:$(basename "$src")" nvcc -O3 -std=c++17 -arch="sm_${arch:-90}" "$src" -lcusparse -o "$exe"
+        if [ -x "$exe" ]; then run_one "$(basename "$exe")" "$exe"; fi
+    done
+    if [ -f "$bundle/peers/torch_peers.py" ]; then
+        run_one torch_peers python3 "$bundle/peers/torch_peers.py"
+    fi
+    ;;
+tasmanian)
+    tarball=$(ls "$bundle"/peers/tasmanian-*.tar.gz 2>/dev/null | head -1)
+    if [ -n "$tarball" ] && [ -f "$bundle/peers/tasmanian_gpu.sh" ]; then
+        run_one tasmanian_gpu bash "$bundle/peers/tasmanian_gpu.sh" "$tarball"
+    else
+        echo "no Tasmanian source or script in $bundle/peers" >&2
+        failed=$((failed + 1))
+    fi
+    ;;
 *)
-    echo "usage: run.sh [test|bench|sanitize|tour] [FILTER]" >&2
+    echo "usage: run.sh [test|bench|sanitize|tour|peers|tasmanian] [FILTER]" >&2
     exit 2
     ;;
 esac

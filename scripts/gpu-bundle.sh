@@ -7,6 +7,8 @@
 #   target/gpu-bundle/run.sh                # all tests, HETKIT_REQUIRE_GPU=1, PTX then NVRTC path
 #   target/gpu-bundle/run.sh bench [FILTER] # criterion benches
 #   target/gpu-bundle/run.sh sanitize [FILTER]  # compute-sanitizer memcheck + racecheck on GPU tests
+#   target/gpu-bundle/run.sh peers          # CUB, cuSPARSE, torch baselines (nvcc on the GPU machine)
+#   target/gpu-bundle/run.sh tasmanian      # Tasmanian built with CUDA (cmake, several minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=target/gpu-bundle
@@ -60,6 +62,21 @@ for f in "$out"/tests/* "$out"/benches/* "$out"/examples/*; do
 done
 cp scripts/gpu-bundle-run.sh "$out/run.sh"
 chmod +x "$out/run.sh"
+
+# Peer harnesses, compiled and run on the GPU machine by `run.sh peers` / `run.sh tasmanian`: ours,
+# and the shared research ones when this checkout sits beside them.
+mkdir -p "$out/peers"
+cp benches/peers/gpu/*.cu "$out/peers/"
+for f in cuda_peers.cu torch_peers.py tasmanian_gpu.sh; do
+    if [ -f "../shared/research/$f" ]; then cp "../shared/research/$f" "$out/peers/"; fi
+done
+# The GPU machine has no network: bring Tasmanian's source along for tasmanian_gpu.sh.
+python3 - "$out/peers" <<'PY' || echo "Tasmanian source not fetched (no network?): run.sh tasmanian will skip" >&2
+import json, sys, urllib.request
+meta = json.load(urllib.request.urlopen("https://pypi.org/pypi/Tasmanian/json", timeout=30))
+sdist = next(u for u in meta["releases"]["8.2"] if u["packagetype"] == "sdist")
+urllib.request.urlretrieve(sdist["url"], f"{sys.argv[1]}/{sdist['filename']}")
+PY
 size=$(du -sm "$out" | cut -f1)
 echo "bundle: $out, $(ls "$out/tests" | wc -l) test, $(ls "$out/benches" | wc -l) bench and $(ls "$out/examples" | wc -l) example binaries, ${size} MiB, PTX embedded: $(cat "$out/PTX_EMBEDDED")"
 if [ "$size" -ge 50 ]; then

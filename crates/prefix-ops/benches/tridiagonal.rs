@@ -1,6 +1,7 @@
 //! Tridiagonal solver benchmarks. CPU: Thomas sequential vs rayon vs lanes (interleaved SIMD),
 //! m = 512, G = 1024, f64 (the CPU target; compare with `benches/peers/dgtsv_loop.py`).
-//! GPU: 2^24 unknowns for m in {64, 256, 1024, 4096}, CUDA-event timed; skipped without a device.
+//! GPU: 2^24 unknowns for m in {64, 256, 1024, 4096} (f32 both layouts, f64 strided) and one
+//! system of 2^24 unknowns, CUDA-event timed; skipped without a device.
 
 use std::time::Duration;
 
@@ -50,37 +51,57 @@ fn gpu(c: &mut Criterion) {
         return;
     };
     let total = 1usize << 24;
-    let mut group = c.benchmark_group("tridiagonal_gpu_2p24_f32");
+    let to32 = |v: Vec<f64>| v.into_iter().map(|x| x as f32).collect::<Vec<f32>>();
+    let mut group = c.benchmark_group("tridiagonal_gpu_2p24");
     group.sample_size(10);
     for m in [64usize, 256, 1024, 4096] {
         let (a, b, cc, d) = system(m, total / m);
-        let to32 = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
-        let (a, b, cc, d) = (to32(&a), to32(&b), to32(&cc), to32(&d));
         for layout in [Layout::Strided, Layout::Interleaved] {
-            let up = |v: &[f32]| gpu.upload(v).unwrap();
-            let (da, db, dc, dd) = (up(&a), up(&b), up(&cc), up(&d));
-            let mut dx = gpu.zeros::<f32>(total).unwrap();
-            let batch = GpuBatch::new(&da, &db, &dc, m, layout).unwrap();
-            let timer = cuda_kernels::GpuTimer::new(&gpu).unwrap();
-            group.bench_function(format!("auto_m{m}_{layout:?}"), |bench| {
-                bench.iter_custom(|iters| {
-                    let mut ms = 0.0;
-                    for _ in 0..iters {
-                        ms += timer
-                            .time(&gpu, || {
-                                batch.solve_into(&gpu, GpuSolver::Auto, &dd, &mut dx).map_err(|e| match e {
-                                    prefix_ops::Error::Gpu(g) => g,
-                                    other => cuda_kernels::Error::Invalid(other.to_string()),
-                                })
-                            })
-                            .unwrap();
-                    }
-                    Duration::from_secs_f64(ms / 1e3)
-                })
-            });
+            let f32s = (to32(a.clone()), to32(b.clone()), to32(cc.clone()), to32(d.clone()));
+            gpu_case(&mut group, &gpu, &format!("f32_m{m}_{layout:?}"), f32s, m, layout);
         }
+        gpu_case(&mut group, &gpu, &format!("f64_m{m}_Strided"), (a, b, cc, d), m, Layout::Strided);
     }
+    // One system of 2^24 unknowns (the peer is cuSPARSE gtsv2_nopivot).
+    let (a, b, cc, d) = system(total, 1);
+    let f32s = (to32(a.clone()), to32(b.clone()), to32(cc.clone()), to32(d.clone()));
+    gpu_case(&mut group, &gpu, "f32_one_system_2p24", f32s, total, Layout::Strided);
+    gpu_case(&mut group, &gpu, "f64_one_system_2p24", (a, b, cc, d), total, Layout::Strided);
     group.finish();
+}
+
+/// Times `GpuSolver::Auto` on one batch already on the device, with CUDA events.
+fn gpu_case<T: prefix_ops::tridiagonal::Real>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    gpu: &cuda_kernels::Gpu,
+    name: &str,
+    (a, b, c, d): (Vec<T>, Vec<T>, Vec<T>, Vec<T>),
+    m: usize,
+    layout: Layout,
+) {
+    let up = |v: &[T]| gpu.upload(v).unwrap();
+    let (da, db, dc, dd) = (up(&a), up(&b), up(&c), up(&d));
+    let mut dx = gpu.zeros::<T>(d.len()).unwrap();
+    let batch = GpuBatch::new(&da, &db, &dc, m, layout).unwrap();
+    let timer = cuda_kernels::GpuTimer::new(gpu).unwrap();
+    println!("{name}: solver {:?}", prefix_ops::tridiagonal::gpu::choose(m, d.len() / m, layout, size_of::<T>()));
+    group.throughput(Throughput::Elements(d.len() as u64));
+    group.bench_function(name, |bench| {
+        bench.iter_custom(|iters| {
+            let ms = timer
+                .time(gpu, || {
+                    for _ in 0..iters {
+                        batch.solve_into(gpu, GpuSolver::Auto, &dd, &mut dx).map_err(|e| match e {
+                            prefix_ops::Error::Gpu(g) => g,
+                            other => cuda_kernels::Error::Invalid(other.to_string()),
+                        })?;
+                    }
+                    Ok(())
+                })
+                .unwrap();
+            Duration::from_secs_f64(ms / 1e3)
+        })
+    });
 }
 
 criterion_group!(benches, cpu, gpu);
