@@ -122,12 +122,12 @@ fn nvrtc_compile(module: &EmbeddedModule, cc: (i32, i32)) -> Result<Ptx> {
 /// `-lineinfo`, `-DHETKIT_NVRTC=1`). `name` labels the program in errors and logs. For sources
 /// generated at run time (user-defined operators); embedded modules go through [`crate::Gpu::function`].
 pub fn nvrtc_compile_ptx(name: &str, source: &str, (major, minor): (i32, i32)) -> Result<Ptx> {
+    // cudarc panics on an interior NUL; report it instead.
+    if source.contains('\0') || name.contains('\0') {
+        return Err(Error::Invalid(format!("source of `{name}` contains a NUL byte")));
+    }
     if !nvrtc_present() {
         return Err(Error::NoNvrtc { module: name.to_string() });
-    }
-    // cudarc panics on an interior NUL; report it instead.
-    if source.contains('\0') {
-        return Err(Error::Invalid(format!("source of `{name}` contains a NUL byte")));
     }
     let _span = tracing::info_span!("nvrtc_compile", module = name).entered();
     let opts = CompileOptions {

@@ -122,3 +122,26 @@ fn nvrtc_compiles_every_embedded_source() {
         assert!(ptx.contains(".entry"), "{}: no kernel entry in the PTX", m.name);
     }
 }
+
+#[test]
+fn nvrtc_rejects_a_nul_in_the_source_without_panicking() {
+    let r = cuda_kernels::nvrtc_compile_ptx("nul", "extern \"C\" __global__ void k() {}\0", (8, 0));
+    assert!(matches!(r, Err(Error::Invalid(_))), "{:?}", r.err());
+}
+
+/// The driver rejects 0-byte allocations: empty uploads, zeroed buffers, downloads and writes
+/// must still work (scans and sorts of empty inputs allocate them).
+#[test]
+fn gpu_empty_buffers() {
+    let Some(gpu) = gpu_or_skip("gpu_empty_buffers") else { return };
+    let mut a = gpu.upload::<f64>(&[]).unwrap();
+    let b = gpu.zeros::<u32>(0).unwrap();
+    assert_eq!((a.len(), b.len()), (0, 0));
+    gpu.write(&[], &mut a).unwrap();
+    assert!(gpu.download(&a).unwrap().is_empty());
+    assert!(gpu.download(&b).unwrap().is_empty());
+    let mut y = gpu.zeros::<f64>(0).unwrap();
+    axpy(&gpu, 2.0, &a, &mut y).unwrap();
+    drop((a, b, y));
+    gpu.synchronize().unwrap();
+}

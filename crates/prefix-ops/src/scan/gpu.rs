@@ -655,3 +655,29 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod nvrtc_tests {
+    use super::*;
+
+    /// The generated user-operator source compiles with NVRTC for every element type the host
+    /// accepts (the C type names, the shuffles and cache-bypassing loads of each width).
+    #[test]
+    fn user_source_compiles_for_every_type() {
+        if !cuda_kernels::nvrtc_present() {
+            println!("SKIPPED user_source_compiles_for_every_type: no libnvrtc");
+            return;
+        }
+        let base = cuda_kernels::embedded_modules().iter().find(|m| m.name == "prefix/scan_user").unwrap();
+        let op = UserOp::new("b > a ? b : a", "0");
+        for c_name in [f32::C_NAME, f64::C_NAME, i32::C_NAME, u32::C_NAME, i64::C_NAME, u64::C_NAME] {
+            let src = user_source(c_name, &op, base.source).unwrap();
+            let ptx =
+                cuda_kernels::nvrtc_compile_ptx("scan_user", &src, (8, 0)).unwrap_or_else(|e| panic!("{e}"));
+            let text = ptx.to_src();
+            for entry in ["scan_user_lookback", "scan_user_lookback_rows", "scan_user_lookback_seg"] {
+                assert!(text.contains(&format!(".entry {entry}(")), "{c_name}: no {entry}");
+            }
+        }
+    }
+}
