@@ -4,7 +4,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaContext, CudaModule};
-use cudarc::nvrtc::{CompileOptions, Ptx};
+use cudarc::nvrtc::sys::nvrtcResult;
+use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 
 use crate::error::{Error, Result};
 
@@ -130,15 +131,31 @@ pub fn nvrtc_compile_ptx(name: &str, source: &str, (major, minor): (i32, i32)) -
         return Err(Error::NoNvrtc { module: name.to_string() });
     }
     let _span = tracing::info_span!("nvrtc_compile", module = name).entered();
-    let opts = CompileOptions {
-        options: vec![
-            format!("--gpu-architecture=compute_{major}{minor}"),
-            "-std=c++17".to_string(),
-            "-lineinfo".to_string(),
-            "-DHETKIT_NVRTC=1".to_string(),
-        ],
-        name: Some(format!("{}.cu", name.replace(['/', ' '], "_"))),
-        ..Default::default()
+    let compile = |arch: String| {
+        let opts = CompileOptions {
+            options: vec![
+                format!("--gpu-architecture={arch}"),
+                "-std=c++17".to_string(),
+                "-lineinfo".to_string(),
+                "-DHETKIT_NVRTC=1".to_string(),
+            ],
+            name: Some(format!("{}.cu", name.replace(['/', ' '], "_"))),
+            ..Default::default()
+        };
+        cudarc::nvrtc::compile_ptx_with_opts(source, opts)
     };
-    cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| Error::compile(name, e))
+    match compile(format!("compute_{major}{minor}")) {
+        // An NVRTC older than the device does not know its architecture: PTX for the oldest
+        // one the kernels need (what nvcc embeds) still runs, through the driver's JIT.
+        Err(CompileError::CompileError { nvrtc, .. })
+            if nvrtc.0 == nvrtcResult::NVRTC_ERROR_INVALID_OPTION && (major, minor) > (8, 0) =>
+        {
+            tracing::warn!(
+                module = name,
+                "NVRTC does not know compute_{major}{minor}; compiling for compute_80"
+            );
+            compile("compute_80".to_string()).map_err(|e| Error::compile(name, e))
+        }
+        other => other.map_err(|e| Error::compile(name, e)),
+    }
 }

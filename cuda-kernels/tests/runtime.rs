@@ -145,3 +145,19 @@ fn gpu_empty_buffers() {
     drop((a, b, y));
     gpu.synchronize().unwrap();
 }
+
+/// A device newer than the NVRTC library: the compile falls back to compute_80 PTX (the
+/// driver JITs it) instead of failing on an unknown architecture.
+#[test]
+fn nvrtc_falls_back_for_an_unknown_architecture() {
+    if !cuda_kernels::nvrtc_present() {
+        println!("SKIPPED nvrtc_falls_back_for_an_unknown_architecture: no libnvrtc");
+        return;
+    }
+    let src = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }";
+    let ptx = cuda_kernels::nvrtc_compile_ptx("fallback", src, (99, 0)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ptx.to_src().contains(".target sm_80"), "{}", ptx.to_src());
+    // A genuine source error is still an error, with NVRTC's log.
+    let bad = cuda_kernels::nvrtc_compile_ptx("bad", "extern \"C\" __global__ void k() { nope; }", (99, 0));
+    assert!(matches!(bad, Err(Error::Compile { ref message, .. }) if message.contains("nope")), "{bad:?}");
+}

@@ -402,7 +402,9 @@ pub fn partition<T: GpuScalar>(gpu: &Gpu, data: &[T], keep: &[bool]) -> Result<(
 
 /// A user-defined operator as CUDA C expressions, compiled by NVRTC at first use (cached per
 /// device, type and expressions). `combine` uses `a` (earlier) and `b`; it must be associative
-/// and `identity` its identity, or results are undefined.
+/// and `identity` its identity, or results are undefined. Each expression becomes a one-line
+/// macro: a line break or other control character in it is an [`Error::Invalid`], a C error an
+/// [`Error::Gpu`] with NVRTC's log.
 ///
 /// ```no_run
 /// use prefix_ops::scan::gpu::{self, UserOp};
