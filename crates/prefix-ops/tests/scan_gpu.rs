@@ -211,6 +211,12 @@ fn gpu_compaction_and_partition() {
         assert_eq!(k, kept.len());
         assert_eq!(all, [kept, rest].concat());
     }
+    // Flags other than 0/1 are a caller error, reported (and never written out of range).
+    let src = gpu.upload(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let flags = gpu.upload(&[3u32, 3, 3, 3]).unwrap();
+    let mut dst = gpu.zeros::<f32>(4).unwrap();
+    let r = gpu::select_device(&gpu, &src, &flags, &mut dst, true);
+    assert!(matches!(r, Err(prefix_ops::Error::Invalid(_))), "{r:?}");
 }
 
 #[test]

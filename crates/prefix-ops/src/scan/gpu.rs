@@ -374,7 +374,14 @@ pub fn select_device<T: GpuScalar>(
     }
     let last_pos = gpu.stream().clone_dtoh(&pos.slice(n - 1..)).map_err(cuda_kernels::Error::from)?;
     let last_flag = gpu.stream().clone_dtoh(&flags.slice(n - 1..)).map_err(cuda_kernels::Error::from)?;
-    Ok(last_pos[0] as usize + (last_flag[0] != 0) as usize)
+    let kept = last_pos[0] as usize + (last_flag[0] != 0) as usize;
+    // Flags above 1 are counted by the scan; the kernel kept its writes in range.
+    if kept > n {
+        return Err(Error::Invalid(format!(
+            "select: flags must be 0 or 1 (they count {kept} for {n} elements)"
+        )));
+    }
+    Ok(kept)
 }
 
 /// Host convenience for [`select_device`]: the kept elements, in order.
