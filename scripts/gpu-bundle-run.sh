@@ -15,8 +15,11 @@ mode=${1:-test}
 filter=${2:-}
 
 # The binaries travel xz-compressed: unpack them once into a temporary folder (python3's lzma
-# when the machine has no xz).
-here=$(mktemp -d)
+# when the machine has no xz). Beside the bundle when it is writable (/tmp may be mounted
+# noexec), removed on exit.
+here=$(mktemp -d "$bundle/.unpacked.XXXXXX" 2>/dev/null || mktemp -d)
+shim=$(mktemp -d)
+trap 'rm -rf "$here" "$shim"' EXIT
 cp "$bundle/PTX_EMBEDDED" "$here/" 2>/dev/null
 for dir in tests benches examples; do
     mkdir -p "$here/$dir"
@@ -34,7 +37,6 @@ done
 
 # cudarc opens libnvrtc.so or libnvrtc.so.12; a CUDA 13 machine has libnvrtc.so.13: offer it under
 # the plain name, from the toolkit or from a Python wheel, with its builtins library beside it.
-shim=$(mktemp -d)
 for cand in /usr/local/cuda/lib64/libnvrtc.so.* /usr/local/cuda/targets/*/lib/libnvrtc.so.* \
     $(ldconfig -p 2>/dev/null | awk '/libnvrtc\.so/ {print $NF}') \
     $(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))' 2>/dev/null | xargs -I{} sh -c 'ls {}/nvidia/cu*/lib/libnvrtc.so.* {}/nvidia/cuda_nvrtc/lib/libnvrtc.so.* 2>/dev/null'); do
@@ -47,6 +49,14 @@ for cand in /usr/local/cuda/lib64/libnvrtc.so.* /usr/local/cuda/targets/*/lib/li
     fi
 done
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+
+# compute-sanitizer ships with the toolkit, often outside PATH.
+sanitizer=$(command -v compute-sanitizer 2>/dev/null)
+for cand in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer \
+    /usr/local/cuda-*/bin/compute-sanitizer; do
+    [ -n "$sanitizer" ] && break
+    [ -x "$cand" ] && sanitizer=$cand
+done
 
 passed=0
 failed=0
@@ -88,9 +98,14 @@ tour)
     done
     ;;
 sanitize)
+    if [ -z "$sanitizer" ]; then
+        echo "compute-sanitizer not found (PATH, /usr/local/cuda)" >&2
+        exit 1
+    fi
+    echo "compute-sanitizer: $sanitizer"
     for tool in memcheck racecheck; do
         for bin in "$here"/tests/*; do
-            run_one "$tool:$(basename "$bin")" env HETKIT_REQUIRE_GPU=1 compute-sanitizer --tool "$tool" \
+            run_one "$tool:$(basename "$bin")" env HETKIT_REQUIRE_GPU=1 "$sanitizer" --tool "$tool" \
                 --error-exitcode 1 "$bin" --test-threads=1 ${filter:-gpu}
         done
     done
@@ -124,6 +139,7 @@ tasmanian)
 esac
 
 echo
-for n in "${failed_names[@]}"; do echo "FAILED: $n"; done
+# ${arr[@]+...}: an empty array is "unbound" under set -u in bash before 4.4.
+for n in ${failed_names[@]+"${failed_names[@]}"}; do echo "FAILED: $n"; done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

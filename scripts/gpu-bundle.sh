@@ -35,10 +35,16 @@ for line in sys.stdin:
 '
 }
 
-{
+# Build first (a failure stops here with the end of cargo's log), then collect the executables.
+if ! {
     cargo test --workspace --release --no-run --message-format=json
     cargo bench --workspace --no-run --message-format=json
-} 2>"target/gpu-bundle-build.log" | executables | sort -u | while IFS=$'\t' read -r kind name path; do
+} >"target/gpu-bundle-build.json" 2>"target/gpu-bundle-build.log"; then
+    tail -n 40 target/gpu-bundle-build.log >&2
+    echo "gpu-bundle: cargo build failed (full log: target/gpu-bundle-build.log)" >&2
+    exit 1
+fi
+executables <"target/gpu-bundle-build.json" | sort -u | while IFS=$'\t' read -r kind name path; do
     case "$kind" in bench) dir=benches ;; example) dir=examples ;; *) dir=tests ;; esac
     # Benches built by `cargo bench` also appear as test targets of the bench kind; keep one copy.
     [ -e "$out/$dir/$name" ] && continue

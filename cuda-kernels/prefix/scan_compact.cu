@@ -7,9 +7,11 @@ template <typename V>
 __device__ void scatter(const V* x, const u32* flags, const u32* pos, u64 n, V* out, int partition) {
     if (n == 0) return;
     const u64 n_true = (u64)pos[n - 1] + (flags[n - 1] != 0 ? 1 : 0);
+    // Flags other than 0/1 (a caller bug) make the positions overshoot: the range checks keep
+    // the writes inside `out`, and the host reports the bad count.
     for (u64 i = global_thread(); i < n; i += grid_threads()) {
-        if (flags[i] != 0) out[pos[i]] = x[i];
-        else if (partition) out[n_true + i - pos[i]] = x[i];
+        const u64 dst = flags[i] != 0 ? (u64)pos[i] : n_true + i - pos[i];
+        if ((flags[i] != 0 || partition) && dst < n) out[dst] = x[i];
     }
 }
 

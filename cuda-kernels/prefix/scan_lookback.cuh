@@ -165,7 +165,12 @@ __device__ void scan_lookback_tile(const V* in, V* out, u64 n, u64 row_len, cons
         }
         for (int i = threadIdx.x; i < TILE; i += THREADS) heads_smem[i] = 0;
         __syncthreads();
-        for (u64 j = seg_range[0] + threadIdx.x; j < seg_range[1]; j += THREADS) heads_smem[offsets[j] - base] = 1;
+        // The range check only matters for unsorted offsets (a caller bug the device entry points
+        // do not validate): it keeps them from writing outside the tile's shared flags.
+        for (u64 j = seg_range[0] + threadIdx.x; j < seg_range[1]; j += THREADS) {
+            const u64 o = offsets[j];
+            if (o >= base && o - base < TILE) heads_smem[o - base] = 1;
+        }
         __syncthreads();
 #pragma unroll
         for (int i = 0; i < P; ++i) head[i] = heads_smem[threadIdx.x * P + i] != 0;

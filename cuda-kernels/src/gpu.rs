@@ -125,14 +125,30 @@ impl Gpu {
         Ok(modules::load(&self.ctx, self.props.compute_capability, module)?.1)
     }
 
-    /// A zeroed device buffer of `len` elements.
+    /// A zeroed device buffer of `len` elements (`len == 0` gives an empty buffer).
     pub fn zeros<T: GpuScalar>(&self, len: usize) -> Result<CudaSlice<T>> {
+        if len == 0 {
+            return self.empty();
+        }
         self.stream.alloc_zeros(len).map_err(|e| Error::from_alloc(e, len * size_of::<T>()))
     }
 
-    /// A device copy of `host`.
+    /// A device copy of `host` (an empty slice gives an empty buffer).
     pub fn upload<T: GpuScalar>(&self, host: &[T]) -> Result<CudaSlice<T>> {
+        if host.is_empty() {
+            return self.empty();
+        }
         self.stream.clone_htod(host).map_err(|e| Error::from_alloc(e, std::mem::size_of_val(host)))
+    }
+
+    /// An empty buffer. The driver rejects 0-byte allocations (`cuMemAlloc` returns
+    /// `CUDA_ERROR_INVALID_VALUE`), so it owns a 1-byte allocation and reports length 0.
+    fn empty<T: GpuScalar>(&self) -> Result<CudaSlice<T>> {
+        let byte = self.stream.alloc_zeros::<u8>(1).map_err(|e| Error::from_alloc(e, 1))?;
+        let ptr = byte.leak();
+        // SAFETY: `ptr` is a live allocation of this stream's context that nothing else owns; the
+        // returned slice frees it on drop and, with length 0, never reads or writes it.
+        Ok(unsafe { self.stream.upgrade_device_ptr(ptr, 0) })
     }
 
     /// Overwrites `dst` with `host` (lengths must match).
@@ -144,11 +160,17 @@ impl Gpu {
                 dst.len()
             )));
         }
+        if host.is_empty() {
+            return Ok(());
+        }
         Ok(self.stream.memcpy_htod(host, dst)?)
     }
 
     /// A host copy of `buf` (waits for queued work).
     pub fn download<T: GpuScalar>(&self, buf: &CudaSlice<T>) -> Result<Vec<T>> {
+        if buf.is_empty() {
+            return Ok(Vec::new());
+        }
         Ok(self.stream.clone_dtoh(buf)?)
     }
 

@@ -27,7 +27,8 @@ pub use blas::{axpy, axpy_cpu};
 pub use error::{Error, Result};
 pub use gpu::{DeviceProps, Gpu, driver_present};
 pub use modules::{
-    CompilePath, EmbeddedModule, embedded_modules, nvcc_ptx_embedded, nvrtc_compile_source, nvrtc_present,
+    CompilePath, EmbeddedModule, embedded_modules, nvcc_ptx_embedded, nvrtc_compile_ptx,
+    nvrtc_compile_source, nvrtc_present,
 };
 pub use timing::{GpuTimer, TimingStats};
 

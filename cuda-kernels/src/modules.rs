@@ -4,7 +4,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaContext, CudaModule};
-use cudarc::nvrtc::{CompileOptions, Ptx};
+use cudarc::nvrtc::sys::nvrtcResult;
+use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 
 use crate::error::{Error, Result};
 
@@ -79,12 +80,20 @@ fn load_uncached(
     cc: (i32, i32),
     module: &EmbeddedModule,
 ) -> Result<(Arc<CudaModule>, CompilePath)> {
+    let mut rejected = None;
     if let (Some(ptx), false) = (module.ptx, force_nvrtc()) {
         match ctx.load_module(Ptx::from_src(ptx)) {
             Ok(m) => return Ok((m, CompilePath::NvccPtx)),
             // An older driver rejects PTX of a newer ISA: NVRTC (matching the driver) can still help.
-            Err(e) => tracing::warn!(module = module.name, error = ?e, "embedded PTX rejected, trying NVRTC"),
+            Err(e) => {
+                tracing::warn!(module = module.name, error = ?e, "embedded PTX rejected, trying NVRTC");
+                rejected = Some(e);
+            }
         }
+    }
+    // Without NVRTC, the driver's reason for rejecting the PTX says more than "no NVRTC".
+    if let (Some(e), false) = (rejected, nvrtc_present()) {
+        return Err(Error::Driver(e));
     }
     let ptx = nvrtc_compile(module, cc)?;
     let m = ctx.load_module(ptx)?;
@@ -105,20 +114,48 @@ pub fn nvrtc_present() -> bool {
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
 }
 
-fn nvrtc_compile(module: &EmbeddedModule, (major, minor): (i32, i32)) -> Result<Ptx> {
-    if !nvrtc_present() {
-        return Err(Error::NoNvrtc { module: module.name.to_string() });
+fn nvrtc_compile(module: &EmbeddedModule, cc: (i32, i32)) -> Result<Ptx> {
+    nvrtc_compile_ptx(module.name, module.source, cc)
+}
+
+/// Compiles CUDA C `source` (no quoted includes left: NVRTC gets no include paths) with NVRTC
+/// for compute capability `cc`, with the options every hetkit kernel is built with (`-std=c++17`,
+/// `-lineinfo`, `-DHETKIT_NVRTC=1`). `name` labels the program in errors and logs. For sources
+/// generated at run time (user-defined operators); embedded modules go through [`crate::Gpu::function`].
+pub fn nvrtc_compile_ptx(name: &str, source: &str, (major, minor): (i32, i32)) -> Result<Ptx> {
+    // cudarc panics on an interior NUL; report it instead.
+    if source.contains('\0') || name.contains('\0') {
+        return Err(Error::Invalid(format!("source of `{name}` contains a NUL byte")));
     }
-    let _span = tracing::info_span!("nvrtc_compile", module = module.name).entered();
-    let opts = CompileOptions {
-        options: vec![
-            format!("--gpu-architecture=compute_{major}{minor}"),
-            "-std=c++17".to_string(),
-            "-lineinfo".to_string(),
-            "-DHETKIT_NVRTC=1".to_string(),
-        ],
-        name: Some(format!("{}.cu", module.name)),
-        ..Default::default()
+    if !nvrtc_present() {
+        return Err(Error::NoNvrtc { module: name.to_string() });
+    }
+    let _span = tracing::info_span!("nvrtc_compile", module = name).entered();
+    let compile = |arch: String| {
+        let opts = CompileOptions {
+            options: vec![
+                format!("--gpu-architecture={arch}"),
+                "-std=c++17".to_string(),
+                "-lineinfo".to_string(),
+                "-DHETKIT_NVRTC=1".to_string(),
+            ],
+            name: Some(format!("{}.cu", name.replace(['/', ' '], "_"))),
+            ..Default::default()
+        };
+        cudarc::nvrtc::compile_ptx_with_opts(source, opts)
     };
-    cudarc::nvrtc::compile_ptx_with_opts(module.source, opts).map_err(|e| Error::compile(module.name, e))
+    match compile(format!("compute_{major}{minor}")) {
+        // An NVRTC older than the device does not know its architecture: PTX for the oldest
+        // one the kernels need (what nvcc embeds) still runs, through the driver's JIT.
+        Err(CompileError::CompileError { nvrtc, .. })
+            if nvrtc.0 == nvrtcResult::NVRTC_ERROR_INVALID_OPTION && (major, minor) > (8, 0) =>
+        {
+            tracing::warn!(
+                module = name,
+                "NVRTC does not know compute_{major}{minor}; compiling for compute_80"
+            );
+            compile("compute_80".to_string()).map_err(|e| Error::compile(name, e))
+        }
+        other => other.map_err(|e| Error::compile(name, e)),
+    }
 }

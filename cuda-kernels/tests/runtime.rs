@@ -122,3 +122,42 @@ fn nvrtc_compiles_every_embedded_source() {
         assert!(ptx.contains(".entry"), "{}: no kernel entry in the PTX", m.name);
     }
 }
+
+#[test]
+fn nvrtc_rejects_a_nul_in_the_source_without_panicking() {
+    let r = cuda_kernels::nvrtc_compile_ptx("nul", "extern \"C\" __global__ void k() {}\0", (8, 0));
+    assert!(matches!(r, Err(Error::Invalid(_))), "{:?}", r.err());
+}
+
+/// The driver rejects 0-byte allocations: empty uploads, zeroed buffers, downloads and writes
+/// must still work (scans and sorts of empty inputs allocate them).
+#[test]
+fn gpu_empty_buffers() {
+    let Some(gpu) = gpu_or_skip("gpu_empty_buffers") else { return };
+    let mut a = gpu.upload::<f64>(&[]).unwrap();
+    let b = gpu.zeros::<u32>(0).unwrap();
+    assert_eq!((a.len(), b.len()), (0, 0));
+    gpu.write(&[], &mut a).unwrap();
+    assert!(gpu.download(&a).unwrap().is_empty());
+    assert!(gpu.download(&b).unwrap().is_empty());
+    let mut y = gpu.zeros::<f64>(0).unwrap();
+    axpy(&gpu, 2.0, &a, &mut y).unwrap();
+    drop((a, b, y));
+    gpu.synchronize().unwrap();
+}
+
+/// A device newer than the NVRTC library: the compile falls back to compute_80 PTX (the
+/// driver JITs it) instead of failing on an unknown architecture.
+#[test]
+fn nvrtc_falls_back_for_an_unknown_architecture() {
+    if !cuda_kernels::nvrtc_present() {
+        println!("SKIPPED nvrtc_falls_back_for_an_unknown_architecture: no libnvrtc");
+        return;
+    }
+    let src = "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }";
+    let ptx = cuda_kernels::nvrtc_compile_ptx("fallback", src, (99, 0)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ptx.to_src().contains(".target sm_80"), "{}", ptx.to_src());
+    // A genuine source error is still an error, with NVRTC's log.
+    let bad = cuda_kernels::nvrtc_compile_ptx("bad", "extern \"C\" __global__ void k() { nope; }", (99, 0));
+    assert!(matches!(bad, Err(Error::Compile { ref message, .. }) if message.contains("nope")), "{bad:?}");
+}

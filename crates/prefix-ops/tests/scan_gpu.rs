@@ -211,6 +211,12 @@ fn gpu_compaction_and_partition() {
         assert_eq!(k, kept.len());
         assert_eq!(all, [kept, rest].concat());
     }
+    // Flags other than 0/1 are a caller error, reported (and never written out of range).
+    let src = gpu.upload(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let flags = gpu.upload(&[3u32, 3, 3, 3]).unwrap();
+    let mut dst = gpu.zeros::<f32>(4).unwrap();
+    let r = gpu::select_device(&gpu, &src, &flags, &mut dst, true);
+    assert!(matches!(r, Err(prefix_ops::Error::Invalid(_))), "{r:?}");
 }
 
 #[test]
@@ -255,4 +261,254 @@ fn gpu_bad_input_is_an_error() {
     );
     let mut e: Vec<f32> = vec![];
     gpu::inclusive(&gpu, &mut e, Add).unwrap();
+}
+
+/// Rows reference: every row scanned on its own by the sequential loop.
+fn rows_reference<T: Copy, M: prefix_ops::scan::Monoid<T>>(
+    xs: &[T],
+    n: usize,
+    op: M,
+    exclusive: bool,
+) -> Vec<T> {
+    let mut want = xs.to_vec();
+    for r in want.chunks_mut(n.max(1)) {
+        if exclusive { reference::exclusive(r, op) } else { reference::inclusive(r, op) }
+    }
+    want
+}
+
+/// Every operator on rows and segments for one type, against the reference: the (value, head)
+/// pairs of the look-back kernels have a different layout for 4- and 8-byte types.
+fn rows_and_segments_all_ops<T: Poison>(gpu: &Gpu, test: &str)
+where
+    Add: BuiltinOp<T>,
+    Mul: BuiltinOp<T>,
+    Min: BuiltinOp<T>,
+    Max: BuiltinOp<T>,
+{
+    fn one<T: Poison, M: BuiltinOp<T>>(gpu: &Gpu, xs: &[T], g: usize, n: usize, offsets: &[usize], op: M) {
+        for kernel in [None, Some(Kernel::LookbackRows), Some(Kernel::RowsWarpSmall), Some(Kernel::RowsBlock)]
+        {
+            let opts = ScanOptions { kernel, network: Network::KoggeStone };
+            for exclusive in [false, true] {
+                let want = rows_reference(xs, n, op, exclusive);
+                let got = run(gpu, xs, Layout::Rows { row_len: n }, op, exclusive, &opts);
+                assert_eq!(
+                    bits(&got),
+                    bits(&want),
+                    "{op:?} {} G={g} N={n} {kernel:?} excl={exclusive}",
+                    T::SUFFIX
+                );
+            }
+        }
+        let off: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
+        let off = gpu.upload(&off).unwrap();
+        for exclusive in [false, true] {
+            let mut want = xs.to_vec();
+            if exclusive {
+                reference::exclusive_segments(&mut want, offsets, op)
+            } else {
+                reference::inclusive_segments(&mut want, offsets, op)
+            }
+            let got = run(gpu, xs, Layout::Segments(&off), op, exclusive, &ScanOptions::default());
+            assert_eq!(
+                bits(&got),
+                bits(&want),
+                "{op:?} {} segments n={} excl={exclusive}",
+                T::SUFFIX,
+                xs.len()
+            );
+        }
+    }
+    let mut rng = rng(test);
+    for (g, n) in [(1, 1), (5, 1), (3, 33), (7, 129), (2, 2049), (3, 4097)] {
+        let offsets = random_offsets(&mut rng, g * n, g + 3);
+        one(gpu, &random_vec::<T>(&mut rng, g * n, Kind::Add), g, n, &offsets, Add);
+        one(gpu, &random_vec::<T>(&mut rng, g * n, Kind::Mul), g, n, &offsets, Mul);
+        one(gpu, &random_vec::<T>(&mut rng, g * n, Kind::MinMax), g, n, &offsets, Min);
+        one(gpu, &random_vec::<T>(&mut rng, g * n, Kind::MinMax), g, n, &offsets, Max);
+    }
+}
+
+macro_rules! gpu_rows_segments_tests {
+    ($($name:ident: $t:ty),*) => {$(
+        #[test]
+        fn $name() {
+            let Some(gpu) = gpu_or_skip(stringify!($name)) else { return };
+            rows_and_segments_all_ops::<$t>(&gpu, stringify!($name));
+        }
+    )*};
+}
+gpu_rows_segments_tests!(gpu_rows_segments_i32: i32, gpu_rows_segments_u32: u32, gpu_rows_segments_f32: f32, gpu_rows_segments_i64: i64, gpu_rows_segments_u64: u64, gpu_rows_segments_f64: f64);
+
+/// A forced row kernel on one array: the look-back with heads scans (value, head) pairs, whose
+/// scratch is twice as large for 8-byte types as the plain look-back's (it used to be sized by
+/// the layout and overflowed).
+#[test]
+fn gpu_forced_kernels_on_one_array() {
+    let Some(gpu) = gpu_or_skip("gpu_forced_kernels_on_one_array") else { return };
+    let mut rng = rng("gpu_forced_kernels_on_one_array");
+    for n in [1usize, 2049, 3 * 2048 + 5, 1 << 17] {
+        let xs: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let xi = random_vec::<i64>(&mut rng, n, Kind::Add);
+        for kernel in [Kernel::LookbackRows, Kernel::RowsWarpSmall, Kernel::RowsWarpLarge, Kernel::RowsBlock]
+        {
+            let opts = ScanOptions { kernel: Some(kernel), network: Network::KoggeStone };
+            for exclusive in [false, true] {
+                let got = run(&gpu, &xi, Layout::Array, Add, exclusive, &opts);
+                assert_eq!(
+                    got,
+                    rows_reference(&xi, n, Add, exclusive),
+                    "i64 n={n} {kernel:?} excl={exclusive}"
+                );
+                let mut want = xs.clone();
+                match kernel {
+                    Kernel::LookbackRows => {
+                        emulate::lookback_heads(&mut want, |i| i == 0, Add, Shape::lookback(8), exclusive)
+                    }
+                    Kernel::RowsWarpSmall => {
+                        emulate::rows_warp(&mut want, n, Add, 2, Network::KoggeStone, exclusive)
+                    }
+                    Kernel::RowsWarpLarge => {
+                        emulate::rows_warp(&mut want, n, Add, 8, Network::KoggeStone, exclusive)
+                    }
+                    _ => emulate::rows_block(&mut want, n, Add, Shape::lookback(8), exclusive),
+                }
+                let got = run(&gpu, &xs, Layout::Array, Add, exclusive, &opts);
+                assert_eq!(bits(&got), bits(&want), "f64 n={n} {kernel:?} excl={exclusive}");
+            }
+        }
+    }
+}
+
+/// Real-valued f64 rows and segments: the 16-byte (value, head) pairs, bit for bit.
+#[test]
+fn gpu_f64_heads_match_emulation() {
+    let Some(gpu) = gpu_or_skip("gpu_f64_heads_match_emulation") else { return };
+    let mut rng = rng("gpu_f64_heads_match_emulation");
+    for (g, n) in [(3, 1000), (2, 5000), (1, 70_001)] {
+        let xs: Vec<f64> = (0..g * n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let offsets = random_offsets(&mut rng, g * n, 40);
+        let mut heads = vec![false; g * n];
+        for &o in &offsets {
+            if o < g * n {
+                heads[o] = true;
+            }
+        }
+        let off = gpu.upload(&offsets.iter().map(|&o| o as u64).collect::<Vec<_>>()).unwrap();
+        for exclusive in [false, true] {
+            let opts = ScanOptions { kernel: Some(Kernel::LookbackRows), network: Network::KoggeStone };
+            let mut want = xs.clone();
+            emulate::lookback_heads(&mut want, |i| i % n == 0, Add, Shape::lookback(8), exclusive);
+            let got = run(&gpu, &xs, Layout::Rows { row_len: n }, Add, exclusive, &opts);
+            assert_eq!(bits(&got), bits(&want), "rows G={g} N={n} excl={exclusive}");
+            let mut want = xs.clone();
+            emulate::lookback_heads(&mut want, |i| heads[i], Add, Shape::lookback(8), exclusive);
+            let got = run(&gpu, &xs, Layout::Segments(&off), Add, exclusive, &ScanOptions::default());
+            assert_eq!(bits(&got), bits(&want), "segments n={} excl={exclusive}", g * n);
+        }
+    }
+}
+
+/// The network study kernels of the batched warp scan, bit for bit against the emulation.
+#[test]
+fn gpu_rows_networks_match_emulation() {
+    let Some(gpu) = gpu_or_skip("gpu_rows_networks_match_emulation") else { return };
+    let mut rng = rng("gpu_rows_networks_match_emulation");
+    for (g, n) in [(9, 33), (5, 1025), (3, 4096)] {
+        let xs: Vec<f32> = (0..g * n).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        for net in [Network::KoggeStone, Network::Sklansky, Network::LadnerFischer] {
+            let opts = ScanOptions { kernel: Some(Kernel::RowsWarpLarge), network: net };
+            for exclusive in [false, true] {
+                let mut want = xs.clone();
+                emulate::rows_warp(&mut want, n, Add, 16, net, exclusive);
+                let got = run(&gpu, &xs, Layout::Rows { row_len: n }, Add, exclusive, &opts);
+                assert_eq!(bits(&got), bits(&want), "G={g} N={n} {net:?} excl={exclusive}");
+            }
+        }
+    }
+    // Study networks exist only for f32 Add with two kernels: anything else is an error.
+    let opts = ScanOptions { kernel: Some(Kernel::RowsBlock), network: Network::Sklansky };
+    let src = gpu.upload(&[1.0f32; 64]).unwrap();
+    let mut dst = gpu.zeros::<f32>(64).unwrap();
+    let r = gpu::scan_into_device(&gpu, &src, &mut dst, Layout::Rows { row_len: 32 }, Add, false, &opts);
+    assert!(matches!(r, Err(prefix_ops::Error::Invalid(_))), "{r:?}");
+}
+
+/// The in-place host conveniences (upload, scan in place, download).
+#[test]
+fn gpu_in_place_host_functions() {
+    let Some(gpu) = gpu_or_skip("gpu_in_place_host_functions") else { return };
+    let mut rng = rng("gpu_in_place_host_functions");
+    for (g, n) in [(1, 1), (1, 4097), (4, 1000), (300, 7)] {
+        let xs = random_vec::<i32>(&mut rng, g * n, Kind::Add);
+        let mut got = xs.clone();
+        gpu::inclusive(&gpu, &mut got, Add).unwrap();
+        assert_eq!(got, rows_reference(&xs, xs.len(), Add, false), "inclusive n={}", xs.len());
+        let mut got = xs.clone();
+        gpu::exclusive(&gpu, &mut got, Max).unwrap();
+        assert_eq!(got, rows_reference(&xs, xs.len(), Max, true), "exclusive n={}", xs.len());
+        let mut got = xs.clone();
+        gpu::inclusive_rows(&gpu, &mut got, n, Min).unwrap();
+        assert_eq!(got, rows_reference(&xs, n, Min, false), "inclusive_rows G={g} N={n}");
+        let mut got = xs.clone();
+        gpu::exclusive_rows(&gpu, &mut got, n, Add).unwrap();
+        assert_eq!(got, rows_reference(&xs, n, Add, true), "exclusive_rows G={g} N={n}");
+    }
+}
+
+/// User operators on rows and segments, exclusive too, f32 and f64 (bit for bit against the
+/// emulation of the same order), and the cache keeps different expressions apart.
+#[test]
+fn gpu_user_operator_layouts_and_types() {
+    let Some(gpu) = gpu_or_skip("gpu_user_operator_layouts_and_types") else { return };
+    let mut rng = rng("gpu_user_operator_layouts_and_types");
+    let sum = UserOp::new("a + b", "-0.0");
+    let (g, n) = (3, 3000);
+    let xs: Vec<f64> = (0..g * n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let xf: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
+    let offsets = random_offsets(&mut rng, g * n, 17);
+    let mut heads = vec![false; g * n];
+    for &o in &offsets {
+        if o < g * n {
+            heads[o] = true;
+        }
+    }
+    let off = gpu.upload(&offsets.iter().map(|&o| o as u64).collect::<Vec<_>>()).unwrap();
+    for exclusive in [false, true] {
+        let user = |xs: &[f64], layout: Layout<'_>| {
+            let src = gpu.upload(xs).unwrap();
+            let mut dst = gpu.upload(&vec![f64::NAN; xs.len()]).unwrap();
+            gpu::user_scan_into_device(&gpu, &src, &mut dst, layout, &sum, exclusive).unwrap();
+            gpu.download(&dst).unwrap()
+        };
+        let mut want = xs.clone();
+        emulate::lookback(&mut want, Add, Shape::lookback(8), exclusive);
+        assert_eq!(bits(&user(&xs, Layout::Array)), bits(&want), "array excl={exclusive}");
+        let mut want = xs.clone();
+        emulate::lookback_heads(&mut want, |i| i % n == 0, Add, Shape::lookback(8), exclusive);
+        assert_eq!(bits(&user(&xs, Layout::Rows { row_len: n })), bits(&want), "rows excl={exclusive}");
+        let mut want = xs.clone();
+        emulate::lookback_heads(&mut want, |i| heads[i], Add, Shape::lookback(8), exclusive);
+        assert_eq!(bits(&user(&xs, Layout::Segments(&off))), bits(&want), "segments excl={exclusive}");
+    }
+    // f32: same expression, another module (the type is part of the cache key).
+    let mut got = xf.clone();
+    gpu::user_inclusive(&gpu, &mut got, &sum).unwrap();
+    let mut want = xf.clone();
+    emulate::lookback(&mut want, Add, Shape::lookback(4), false);
+    assert_eq!(bits(&got), bits(&want));
+    // Another expression on the same type must not reuse the sum's module.
+    let max = UserOp::new("fmax(a, b)", "-1.0 / 0.0");
+    let src = gpu.upload(&xs).unwrap();
+    let mut dst = gpu.zeros::<f64>(xs.len()).unwrap();
+    gpu::user_scan_into_device(&gpu, &src, &mut dst, Layout::Array, &max, false).unwrap();
+    assert_eq!(gpu.download(&dst).unwrap(), rows_reference(&xs, xs.len(), Max, false));
+    // A line break would cut the generated #define: rejected before NVRTC.
+    let broken = UserOp::new("a +\nb", "0");
+    assert!(matches!(gpu::user_inclusive(&gpu, &mut [1i32, 2], &broken), Err(prefix_ops::Error::Invalid(_))));
+    // Empty device buffers: nothing to do, no error.
+    let empty = gpu.upload::<f64>(&[]).unwrap();
+    let mut empty_dst = gpu.zeros::<f64>(0).unwrap();
+    gpu::user_scan_into_device(&gpu, &empty, &mut empty_dst, Layout::Array, &sum, false).unwrap();
 }

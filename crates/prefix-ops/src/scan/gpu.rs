@@ -47,52 +47,56 @@ pub enum Layout<'a> {
 /// Element types with a C name, for the NVRTC path (every [`GpuScalar`] has one).
 pub use cuda_kernels::GpuScalar as CudaType;
 
-/// Bytes of one look-back status value: the element, or the (value, head) pair of segmented
-/// scans laid out as the kernel's `Flagged<V>`.
-fn status_value_bytes<T>(segmented: bool) -> usize {
-    let (size, align) = (size_of::<T>(), align_of::<T>().max(4));
-    if segmented { (size + 4).div_ceil(align) * align } else { size }
+/// Bytes of one look-back tile value for elements of `elem_bytes` bytes: the element, or for
+/// the kernels with heads the kernel's `Flagged<V> { V v; int f; }` (size rounded up to the
+/// alignment of `V`: 8 bytes for 4-byte and 16 for 8-byte elements).
+fn tile_value_bytes(elem_bytes: usize, heads: bool) -> usize {
+    let align = elem_bytes.max(4);
+    if heads { (elem_bytes + 4).div_ceil(align) * align } else { elem_bytes }
 }
 
-/// Tile status and value scratch for one look-back launch.
+/// Scratch sizes of one look-back launch over `n` elements, as the kernel indexes it:
+/// `(tiles, status words, value bytes)`. Status: the tile counter, then one flag per tile.
+/// Values: the aggregates of all tiles, then their inclusive prefixes.
+fn lookback_scratch(n: usize, elem_bytes: usize, heads: bool) -> (usize, usize, usize) {
+    let tiles = n.div_ceil(THREADS as usize * items_per_thread(elem_bytes));
+    (tiles, 1 + tiles, 2 * tiles * tile_value_bytes(elem_bytes, heads))
+}
+
+/// Tile status and value scratch for one look-back launch (zeroed on the launch's stream).
 struct Scratch {
     status: DeviceBuffer<u32>,
     values: DeviceBuffer<u64>,
 }
 
-fn scratch<T>(gpu: &Gpu, n: usize, segmented: bool) -> Result<Scratch> {
-    let tile = THREADS as usize * items_per_thread(size_of::<T>());
-    let tiles = n.div_ceil(tile);
-    let bytes = 2 * tiles * status_value_bytes::<T>(segmented);
-    Ok(Scratch { status: gpu.zeros::<u32>(1 + tiles)?, values: gpu.zeros::<u64>(bytes.div_ceil(8).max(1))? })
+fn scratch(gpu: &Gpu, status_words: usize, value_bytes: usize) -> Result<Scratch> {
+    Ok(Scratch {
+        status: gpu.zeros::<u32>(status_words)?,
+        values: gpu.zeros::<u64>(value_bytes.div_ceil(8).max(1))?,
+    })
 }
 
-/// The kernel function for `kernel` and the operator/type, from the embedded modules.
-fn builtin_function<T: GpuScalar, M: BuiltinOp<T>>(
-    gpu: &Gpu,
+/// Module and entry-point name of `kernel` for the operator/type (`scan_*.cu` instantiations).
+fn builtin_kernel_name<T: GpuScalar, M: BuiltinOp<T>>(
     kernel: Kernel,
+    layout: Layout<'_>,
     net: Network,
-) -> Result<CudaFunction> {
-    let (module, name) = match kernel {
-        Kernel::Lookback if net != Network::KoggeStone => {
+) -> (&'static str, String) {
+    let (op, ty) = (M::NAME, T::SUFFIX);
+    match (kernel, layout) {
+        (_, Layout::Segments(_)) => ("prefix/scan_segmented", format!("scan_lookback_seg_{op}_{ty}")),
+        (Kernel::Lookback, _) if net != Network::KoggeStone => {
             ("prefix/scan_lookback", format!("scan_lookback_add_f32_{}", net.suffix()))
         }
-        Kernel::Lookback => ("prefix/scan_lookback", format!("scan_lookback_{}_{}", M::NAME, T::SUFFIX)),
-        Kernel::LookbackRows => {
-            ("prefix/scan_segmented", format!("scan_lookback_rows_{}_{}", M::NAME, T::SUFFIX))
-        }
-        Kernel::RowsWarpLarge if net != Network::KoggeStone => {
+        (Kernel::Lookback, _) => ("prefix/scan_lookback", format!("scan_lookback_{op}_{ty}")),
+        (Kernel::LookbackRows, _) => ("prefix/scan_segmented", format!("scan_lookback_rows_{op}_{ty}")),
+        (Kernel::RowsWarpLarge, _) if net != Network::KoggeStone => {
             ("prefix/scan_batched", format!("scan_rows_warp_l_add_f32_{}", net.suffix()))
         }
-        Kernel::RowsWarpSmall => {
-            ("prefix/scan_batched", format!("scan_rows_warp_s_{}_{}", M::NAME, T::SUFFIX))
-        }
-        Kernel::RowsWarpLarge => {
-            ("prefix/scan_batched", format!("scan_rows_warp_l_{}_{}", M::NAME, T::SUFFIX))
-        }
-        Kernel::RowsBlock => ("prefix/scan_batched", format!("scan_rows_block_{}_{}", M::NAME, T::SUFFIX)),
-    };
-    Ok(gpu.function(module, &name)?)
+        (Kernel::RowsWarpSmall, _) => ("prefix/scan_batched", format!("scan_rows_warp_s_{op}_{ty}")),
+        (Kernel::RowsWarpLarge, _) => ("prefix/scan_batched", format!("scan_rows_warp_l_{op}_{ty}")),
+        (Kernel::RowsBlock, _) => ("prefix/scan_batched", format!("scan_rows_block_{op}_{ty}")),
+    }
 }
 
 fn check_network<T: GpuScalar, M: BuiltinOp<T>>(net: Network, kernel: Kernel) -> Result<()> {
@@ -129,11 +133,13 @@ fn launch(
     let sm = gpu.props().sm_count.max(1);
     match kernel {
         Kernel::Lookback | Kernel::LookbackRows => {
-            let segmented = !matches!(layout, Layout::Array);
-            let tile = THREADS as usize * items_per_thread(elem_bytes);
-            let tiles = io.n.div_ceil(tile);
-            // Scratch sized for the widest pair (16 bytes per value) works for every type.
-            let mut s = scratch::<u64>(gpu, tiles * tile, segmented)?;
+            // The row/segment kernels scan (value, head) pairs whatever the layout (a forced
+            // `LookbackRows` on one array included): size the values by the kernel, not the layout.
+            let heads = kernel == Kernel::LookbackRows;
+            let (tiles, status_words, value_bytes) = lookback_scratch(io.n, elem_bytes, heads);
+            let grid = u32::try_from(tiles)
+                .map_err(|_| Error::Invalid(format!("scan of {} elements: too many tiles", io.n)))?;
+            let mut s = scratch(gpu, status_words, value_bytes)?;
             let (row_len, off_ptr, n_off, _guard) = match layout {
                 Layout::Array => (n.max(1), 0u64, 0u64, None),
                 Layout::Rows { row_len } => (row_len as u64, 0, 0, None),
@@ -142,11 +148,8 @@ fn launch(
                     (n.max(1), p, off.len() as u64, Some(g))
                 }
             };
-            let cfg = LaunchConfig {
-                grid_dim: (tiles as u32, 1, 1),
-                block_dim: (THREADS, 1, 1),
-                shared_mem_bytes: 0,
-            };
+            let cfg =
+                LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
             let (status, _gs) = s.status.device_ptr_mut(gpu.stream());
             let (values, _gv) = s.values.device_ptr_mut(gpu.stream());
             // SAFETY: matches scan_lookback_tile's parameters (in, out, n, row_len, offsets,
@@ -220,12 +223,8 @@ fn run_builtin<T: GpuScalar, M: BuiltinOp<T>>(
     }
     let kernel = kernel_for::<T>(gpu, layout, io.n, opts)?;
     check_network::<T, M>(opts.network, kernel)?;
-    let func = match (layout, kernel) {
-        (Layout::Segments(_), _) => {
-            gpu.function("prefix/scan_segmented", &format!("scan_lookback_seg_{}_{}", M::NAME, T::SUFFIX))?
-        }
-        _ => builtin_function::<T, M>(gpu, kernel, opts.network)?,
-    };
+    let (module, name) = builtin_kernel_name::<T, M>(kernel, layout, opts.network);
+    let func = gpu.function(module, &name)?;
     launch(gpu, &func, kernel, io, size_of::<T>(), layout, exclusive)
 }
 
@@ -375,7 +374,14 @@ pub fn select_device<T: GpuScalar>(
     }
     let last_pos = gpu.stream().clone_dtoh(&pos.slice(n - 1..)).map_err(cuda_kernels::Error::from)?;
     let last_flag = gpu.stream().clone_dtoh(&flags.slice(n - 1..)).map_err(cuda_kernels::Error::from)?;
-    Ok(last_pos[0] as usize + (last_flag[0] != 0) as usize)
+    let kept = last_pos[0] as usize + (last_flag[0] != 0) as usize;
+    // Flags above 1 are counted by the scan; the kernel kept its writes in range.
+    if kept > n {
+        return Err(Error::Invalid(format!(
+            "select: flags must be 0 or 1 (they count {kept} for {n} elements)"
+        )));
+    }
+    Ok(kept)
 }
 
 /// Host convenience for [`select_device`]: the kept elements, in order.
@@ -403,7 +409,9 @@ pub fn partition<T: GpuScalar>(gpu: &Gpu, data: &[T], keep: &[bool]) -> Result<(
 
 /// A user-defined operator as CUDA C expressions, compiled by NVRTC at first use (cached per
 /// device, type and expressions). `combine` uses `a` (earlier) and `b`; it must be associative
-/// and `identity` its identity, or results are undefined.
+/// and `identity` its identity, or results are undefined. Each expression becomes a one-line
+/// macro: a line break or other control character in it is an [`Error::Invalid`], a C error an
+/// [`Error::Gpu`] with NVRTC's log.
 ///
 /// ```no_run
 /// use prefix_ops::scan::gpu::{self, UserOp};
@@ -432,44 +440,44 @@ impl UserOp {
 
 type ModuleCache = Mutex<HashMap<(usize, &'static str, UserOp), Arc<CudaModule>>>;
 
+/// The NVRTC source of `scan_user.cu` for operator `op` on the C type `c_name`: the three
+/// macros the file expects, then the file. Each expression becomes the body of a one-line
+/// `#define`, so a line break (or a NUL) in it is rejected rather than silently cutting the
+/// macro; each is parenthesised so that `(HK_USER_T)(...)` casts the whole expression.
+fn user_source(c_name: &str, op: &UserOp, base: &str) -> Result<String> {
+    for (what, expr) in [("combine", &op.combine), ("identity", &op.identity)] {
+        if expr.trim().is_empty() {
+            return Err(Error::Invalid(format!("user operator: empty {what} expression")));
+        }
+        if let Some(c) = expr.chars().find(|c| c.is_control() && *c != '\t') {
+            return Err(Error::Invalid(format!(
+                "user operator: {what} expression `{expr}` contains the control character {c:?}"
+            )));
+        }
+    }
+    Ok(format!(
+        "#define HK_USER_T {c_name}\n#define HK_USER_IDENTITY ({})\n#define HK_USER_COMBINE(a, b) ({})\n{base}",
+        op.identity, op.combine
+    ))
+}
+
 fn user_module<T: CudaType>(gpu: &Gpu, op: &UserOp) -> Result<Arc<CudaModule>> {
     static CACHE: OnceLock<ModuleCache> = OnceLock::new();
+    const NAME: &str = "prefix/scan_user";
+    let base = cuda_kernels::embedded_modules()
+        .iter()
+        .find(|m| m.name == NAME)
+        .ok_or_else(|| cuda_kernels::Error::UnknownModule(NAME.to_string()))?;
+    let source = user_source(T::C_NAME, op, base.source)?;
+    // One module per device, element type and pair of expressions.
     let key = (gpu.context().ordinal(), T::C_NAME, op.clone());
     let mut cache =
         CACHE.get_or_init(|| Mutex::new(HashMap::new())).lock().unwrap_or_else(|p| p.into_inner());
     if let Some(m) = cache.get(&key) {
         return Ok(m.clone());
     }
-    const NAME: &str = "prefix/scan_user";
-    let base = cuda_kernels::embedded_modules()
-        .iter()
-        .find(|m| m.name == NAME)
-        .ok_or_else(|| cuda_kernels::Error::UnknownModule(NAME.to_string()))?;
-    // SAFETY: only probes whether libnvrtc can be opened.
-    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err(cuda_kernels::Error::NoNvrtc { module: NAME.to_string() }.into());
-    }
-    let source = format!(
-        "#define HK_USER_T {}\n#define HK_USER_IDENTITY ({})\n#define HK_USER_COMBINE(a, b) ({})\n{}",
-        T::C_NAME,
-        op.identity,
-        op.combine,
-        base.source
-    );
-    let (major, minor) = gpu.props().compute_capability;
-    let opts = cudarc::nvrtc::CompileOptions {
-        options: vec![format!("--gpu-architecture=compute_{major}{minor}"), "-std=c++17".to_string()],
-        name: Some("scan_user.cu".to_string()),
-        ..Default::default()
-    };
-    let ptx =
-        cudarc::nvrtc::compile_ptx_with_opts(&source, opts).map_err(|e| cuda_kernels::Error::Compile {
-            module: format!("{NAME} with combine `{}`", op.combine),
-            message: match e {
-                cudarc::nvrtc::CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
-                other => format!("{other:?}"),
-            },
-        })?;
+    let label = format!("{NAME} ({} with combine `{}`, identity `{}`)", T::C_NAME, op.combine, op.identity);
+    let ptx = cuda_kernels::nvrtc_compile_ptx(&label, &source, gpu.props().compute_capability)?;
     let module = gpu.context().load_module(ptx).map_err(cuda_kernels::Error::from)?;
     cache.insert(key, module.clone());
     Ok(module)
@@ -515,4 +523,170 @@ pub fn user_inclusive<T: CudaType>(gpu: &Gpu, data: &mut [T], op: &UserOp) -> Re
     user_scan_into_device(gpu, &src, &mut dst, Layout::Array, op, false)?;
     data.copy_from_slice(&gpu.download(&dst)?);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! CPU-side checks of what the host tells the kernels: scratch sizes against the C layout,
+    //! entry-point names and parameter widths against the nvcc PTX, the NVRTC source of user ops.
+
+    use super::*;
+    use crate::scan::op::{Max, Min, Mul};
+
+    /// The kernel's `Flagged<V>` as Rust lays out the same C struct.
+    #[repr(C)]
+    struct Flagged<V> {
+        _v: V,
+        _f: i32,
+    }
+
+    #[test]
+    fn tile_values_have_the_kernel_layout() {
+        assert_eq!(tile_value_bytes(4, false), 4);
+        assert_eq!(tile_value_bytes(8, false), 8);
+        assert_eq!(tile_value_bytes(4, true), size_of::<Flagged<f32>>());
+        assert_eq!(tile_value_bytes(4, true), size_of::<Flagged<u32>>());
+        assert_eq!(tile_value_bytes(8, true), size_of::<Flagged<f64>>());
+        assert_eq!(tile_value_bytes(8, true), size_of::<Flagged<i64>>());
+    }
+
+    #[test]
+    fn lookback_scratch_covers_every_tile() {
+        // Tiles of 256 x 16 = 4096 (4-byte) and 256 x 8 = 2048 (8-byte) elements.
+        assert_eq!(lookback_scratch(1, 4, false), (1, 2, 8));
+        assert_eq!(lookback_scratch(4096, 4, false), (1, 2, 8));
+        assert_eq!(lookback_scratch(4097, 4, true), (2, 3, 2 * 2 * 8));
+        assert_eq!(lookback_scratch(2049, 8, false), (2, 3, 2 * 2 * 8));
+        // The (value, head) pairs of 8-byte types are 16 bytes: a forced LookbackRows on one
+        // f64 array needs twice the scratch of the plain look-back.
+        assert_eq!(lookback_scratch(2049, 8, true), (2, 3, 2 * 2 * 16));
+        assert_eq!(lookback_scratch(0, 8, true), (0, 1, 0));
+    }
+
+    /// Byte widths of the parameters of `.entry name(` in `ptx`, or None if there is no entry.
+    fn ptx_params(ptx: &str, name: &str) -> Option<Vec<usize>> {
+        let start = ptx.find(&format!(".entry {name}("))?;
+        let list = &ptx[start..][..ptx[start..].find(')')?];
+        Some(
+            list.split(".param")
+                .skip(1)
+                .map(|p| {
+                    let ty = p.split_whitespace().next().unwrap();
+                    ty.trim_start_matches(|c: char| !c.is_ascii_digit()).parse::<usize>().unwrap() / 8
+                })
+                .collect(),
+        )
+    }
+
+    fn module_ptx(name: &str) -> Option<&'static str> {
+        cuda_kernels::embedded_modules().iter().find(|m| m.name == name).and_then(|m| m.ptx)
+    }
+
+    /// (in, out, n, row_len, offsets, n_offsets, status, values, exclusive) as `launch` pushes them.
+    const LOOKBACK_ARGS: [usize; 9] = [8, 8, 8, 8, 8, 8, 8, 8, 4];
+    /// (in, out, rows, row_len, exclusive).
+    const ROWS_ARGS: [usize; 5] = [8, 8, 8, 8, 4];
+
+    /// Every kernel `run_builtin` can name for `M` on `T` (segments too), against the PTX.
+    fn check_entries<T: GpuScalar, M: BuiltinOp<T>>() {
+        let layouts = [Layout::Array, Layout::Rows { row_len: 3 }];
+        let kernels = [
+            Kernel::Lookback,
+            Kernel::LookbackRows,
+            Kernel::RowsWarpSmall,
+            Kernel::RowsWarpLarge,
+            Kernel::RowsBlock,
+        ];
+        for layout in layouts {
+            for kernel in kernels {
+                let (module, name) = builtin_kernel_name::<T, M>(kernel, layout, Network::KoggeStone);
+                let ptx = module_ptx(module).unwrap();
+                let want: &[usize] = if matches!(kernel, Kernel::Lookback | Kernel::LookbackRows) {
+                    &LOOKBACK_ARGS
+                } else {
+                    &ROWS_ARGS
+                };
+                assert_eq!(ptx_params(ptx, &name).as_deref(), Some(want), "{module}: {name}");
+            }
+        }
+        let name = format!("scan_lookback_seg_{}_{}", M::NAME, T::SUFFIX);
+        let ptx = module_ptx("prefix/scan_segmented").unwrap();
+        assert_eq!(ptx_params(ptx, &name).as_deref(), Some(&LOOKBACK_ARGS[..]), "{name}");
+        let name = format!("scan_scatter_{}", T::SUFFIX);
+        // (x, flags, pos, n, out, partition) as select_device pushes them.
+        let ptx = module_ptx("prefix/scan_compact").unwrap();
+        assert_eq!(ptx_params(ptx, &name).as_deref(), Some(&[8, 8, 8, 8, 8, 4][..]), "{name}");
+    }
+
+    macro_rules! entries_for {
+        ($($t:ty),*) => {$(
+            check_entries::<$t, Add>();
+            check_entries::<$t, Mul>();
+            check_entries::<$t, Min>();
+            check_entries::<$t, Max>();
+        )*};
+    }
+
+    #[test]
+    fn every_kernel_the_host_names_exists_with_its_parameter_widths() {
+        if !cuda_kernels::nvcc_ptx_embedded() {
+            println!("SKIPPED: no nvcc PTX in this build");
+            return;
+        }
+        entries_for!(i32, u32, i64, u64, f32, f64);
+        for net in [Network::KoggeStone, Network::Sklansky, Network::LadnerFischer] {
+            for kernel in [Kernel::Lookback, Kernel::RowsWarpLarge] {
+                let (module, name) = builtin_kernel_name::<f32, Add>(kernel, Layout::Array, net);
+                let want: &[usize] = if kernel == Kernel::Lookback { &LOOKBACK_ARGS } else { &ROWS_ARGS };
+                assert_eq!(ptx_params(module_ptx(module).unwrap(), &name).as_deref(), Some(want), "{name}");
+            }
+        }
+        let user = module_ptx("prefix/scan_user").unwrap();
+        for name in ["scan_user_lookback", "scan_user_lookback_rows", "scan_user_lookback_seg"] {
+            assert_eq!(ptx_params(user, name).as_deref(), Some(&LOOKBACK_ARGS[..]), "{name}");
+        }
+    }
+
+    #[test]
+    fn user_source_defines_the_operator_and_rejects_broken_expressions() {
+        let op = UserOp::new("fmaxf(a, b)", "-1.0f / 0.0f");
+        let src = user_source("float", &op, "BODY").unwrap();
+        assert_eq!(
+            src,
+            "#define HK_USER_T float\n#define HK_USER_IDENTITY (-1.0f / 0.0f)\n\
+             #define HK_USER_COMBINE(a, b) (fmaxf(a, b))\nBODY"
+        );
+        for (combine, identity) in
+            [("a +\n b", "0"), ("a + b", "0\r"), ("a\0", "0"), ("a + b", " "), ("", "0")]
+        {
+            let bad = UserOp::new(combine, identity);
+            assert!(matches!(user_source("int", &bad, ""), Err(Error::Invalid(_))), "{bad:?}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod nvrtc_tests {
+    use super::*;
+
+    /// The generated user-operator source compiles with NVRTC for every element type the host
+    /// accepts (the C type names, the shuffles and cache-bypassing loads of each width).
+    #[test]
+    fn user_source_compiles_for_every_type() {
+        if !cuda_kernels::nvrtc_present() {
+            println!("SKIPPED user_source_compiles_for_every_type: no libnvrtc");
+            return;
+        }
+        let base = cuda_kernels::embedded_modules().iter().find(|m| m.name == "prefix/scan_user").unwrap();
+        let op = UserOp::new("b > a ? b : a", "0");
+        for c_name in [f32::C_NAME, f64::C_NAME, i32::C_NAME, u32::C_NAME, i64::C_NAME, u64::C_NAME] {
+            let src = user_source(c_name, &op, base.source).unwrap();
+            let ptx =
+                cuda_kernels::nvrtc_compile_ptx("scan_user", &src, (8, 0)).unwrap_or_else(|e| panic!("{e}"));
+            let text = ptx.to_src();
+            for entry in ["scan_user_lookback", "scan_user_lookback_rows", "scan_user_lookback_seg"] {
+                assert!(text.contains(&format!(".entry {entry}(")), "{c_name}: no {entry}");
+            }
+        }
+    }
 }
