@@ -112,7 +112,7 @@ sanitize)
     ;;
 peers)
     arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d .)
-    work=$(mktemp -d)
+    work=$(mktemp -d "$bundle/.peers.XXXXXX" 2>/dev/null || mktemp -d)
     for src in "$bundle"/peers/*.cu; do
         [ -e "$src" ] || continue
         exe="$work/$(basename "$src" .cu)"

@@ -88,6 +88,9 @@ impl Gpu {
             return Err(Error::NoDevice { ordinal, count });
         }
         let ctx = CudaContext::new(ordinal)?;
+        if ctx.has_async_alloc() {
+            keep_freed_pool_memory(&ctx);
+        }
         let stream = ctx.new_stream()?;
         let props = Arc::new(read_props(&ctx)?);
         Ok(Gpu { ctx, stream, props })
@@ -230,4 +233,33 @@ fn read_props(ctx: &Arc<CudaContext>) -> Result<DeviceProps> {
         // DDR: two transfers per clock.
         peak_bandwidth: 2.0 * mem_clock_khz as f64 * 1e3 * bus_bits as f64 / 8.0,
     })
+}
+
+/// cudarc allocates with `cuMemAllocAsync` from the device's default memory pool, whose release
+/// threshold of 0 hands freed memory back to the driver at every synchronisation; the next
+/// call's scratch buffers would then be mapped afresh. Keeping it in the pool makes per-call
+/// scratch cost a pool lookup. Best effort: a failure only costs that speed.
+fn keep_freed_pool_memory(ctx: &CudaContext) {
+    use cudarc::driver::sys;
+    if ctx.bind_to_thread().is_err() {
+        return;
+    }
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: `pool` is a valid out-pointer and `cu_device` a device of a live context.
+    let got = unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) };
+    if got != sys::CUresult::CUDA_SUCCESS {
+        return;
+    }
+    let mut threshold = u64::MAX;
+    // SAFETY: the release threshold attribute takes a pointer to a `cuuint64_t`.
+    let set = unsafe {
+        sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut threshold as *mut u64).cast(),
+        )
+    };
+    if set != sys::CUresult::CUDA_SUCCESS {
+        tracing::debug!(?set, "could not raise the memory pool's release threshold");
+    }
 }
