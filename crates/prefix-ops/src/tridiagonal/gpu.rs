@@ -186,7 +186,13 @@ fn grid_dim(blocks: usize) -> Result<u32> {
 impl<T: Real> Launch<'_, '_, T> {
     /// Kernel `name` for `T`, checked for a block of `threads` and raised to `shared` bytes of
     /// dynamic shared memory.
-    fn func(&self, name: &str, module: &str, shared: usize, threads: u32) -> Result<cuda_kernels::CudaFunction> {
+    fn func(
+        &self,
+        name: &str,
+        module: &str,
+        shared: usize,
+        threads: u32,
+    ) -> Result<cuda_kernels::CudaFunction> {
         let f = self.gpu.function(module, &format!("{name}_{}", T::SUFFIX))?;
         // Block kernels carry __launch_bounds__(1024); a block this function cannot run is an
         // error here rather than CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES at the launch.
