@@ -85,7 +85,9 @@ fn gpu_rows_longer_than_a_block_take_the_merge_path() {
         return;
     };
     let mut rng = hetkit_testkit::rng("gpu_rows_longer_than_a_block_take_the_merge_path");
-    gpu_rows::<f32>(&dev, &mut rng, 40_001, 2);
+    // Every key type and both value types through the merge kernels (40_001 > 32_768, the
+    // longest block row of any type).
+    all_types(&dev, &mut rng, 40_001, 2);
     gpu_rows::<f64>(&dev, &mut rng, 70_000, 1);
 }
 

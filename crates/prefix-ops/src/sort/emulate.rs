@@ -5,6 +5,9 @@
 //! steps with high bit >= 7 in shared memory, fused two at a time (radix 4) on the orbit of a
 //! base index, an odd count starting with one radix-2 step.
 //!
+//! [`merge_pass`] and [`merge_sort`] model the merge-path kernel `sort_merge` and the whole-array
+//! sort built on it (block-sorted runs, then merges doubling the run width).
+//!
 //! It exists so the tests can check the GPU schedule without a GPU: the 0-1 principle over all
 //! 2^16 binary inputs, and random rows up to 2^15 keys. Any change to the kernel's schedule
 //! must be mirrored here.
