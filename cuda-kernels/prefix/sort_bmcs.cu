@@ -10,10 +10,15 @@
 //   sort_merge_K[_V](src, [src_vals], dst, [dst_vals], base, n, width, desc)
 //     merges the sorted runs [base + 2i*width, +width) and [+width, +2width) of src into dst;
 //     stable (ties taken from the left run).
-// Block shape: rows_per_block * 2^log_n / (4*VT) threads; dynamic shared memory
+// Block shape: rows_per_block * 2^log_n / (4*VT) threads (at most 1024: the block kernels are
+// compiled with __launch_bounds__(1024), which caps them at 64 registers per thread; without it
+// the VT = 8 kernels take 72..168 registers and a block of 512 or 1024 threads cannot launch);
+// dynamic shared memory
 // rows_per_block * 2^log_n * (sizeof(bits) + (KV ? 4 + sizeof(V) : 0)) bytes, needed when
 // 2^log_n >= 256 or for key-value rows.
 #include "bitonic_network.cuh"
+
+#define HK_SORT_BLOCK_BOUNDS __launch_bounds__(1024)
 
 template <typename K, typename V, bool KV, int VT>
 __device__ void sort_row_block(K* keys, V* vals, u64 begin, u32 len, bool live, u32 log_n,
@@ -137,19 +142,19 @@ __device__ void sort_merge(const K* sk, const V* sv, K* dk, V* dv, u64 base, u64
 }
 
 #define HK_SORT_KEYS(K, NAME)                                                                             \
-    extern "C" __global__ void sort_rows_vt1_##NAME(K* keys, u64 base, u64 total, u64 row_len, u64 nrows,   \
+    extern "C" __global__ void HK_SORT_BLOCK_BOUNDS sort_rows_vt1_##NAME(K* keys, u64 base, u64 total, u64 row_len, u64 nrows,   \
                                                     u32 log_n, u32 rpb, u32 desc) {                         \
         sort_rows<K, u32, false, 1>(keys, (u32*)0, base, total, row_len, nrows, log_n, rpb, desc);        \
     }                                                                                                     \
-    extern "C" __global__ void sort_rows_vt8_##NAME(K* keys, u64 base, u64 total, u64 row_len, u64 nrows,   \
+    extern "C" __global__ void HK_SORT_BLOCK_BOUNDS sort_rows_vt8_##NAME(K* keys, u64 base, u64 total, u64 row_len, u64 nrows,   \
                                                     u32 log_n, u32 rpb, u32 desc) {                         \
         sort_rows<K, u32, false, 8>(keys, (u32*)0, base, total, row_len, nrows, log_n, rpb, desc);        \
     }                                                                                                     \
-    extern "C" __global__ void sort_segs_vt1_##NAME(K* keys, const u64* offsets, const u32* ids, u64 nrows, \
+    extern "C" __global__ void HK_SORT_BLOCK_BOUNDS sort_segs_vt1_##NAME(K* keys, const u64* offsets, const u32* ids, u64 nrows, \
                                                     u32 log_n, u32 rpb, u32 desc) {                         \
         sort_segs<K, u32, false, 1>(keys, (u32*)0, offsets, ids, nrows, log_n, rpb, desc);                \
     }                                                                                                     \
-    extern "C" __global__ void sort_segs_vt8_##NAME(K* keys, const u64* offsets, const u32* ids, u64 nrows, \
+    extern "C" __global__ void HK_SORT_BLOCK_BOUNDS sort_segs_vt8_##NAME(K* keys, const u64* offsets, const u32* ids, u64 nrows, \
                                                     u32 log_n, u32 rpb, u32 desc) {                         \
         sort_segs<K, u32, false, 8>(keys, (u32*)0, offsets, ids, nrows, log_n, rpb, desc);                \
     }                                                                                                     \
@@ -158,22 +163,22 @@ __device__ void sort_merge(const K* sk, const V* sv, K* dk, V* dv, u64 base, u64
     }
 
 #define HK_SORT_PAIRS(K, NAME, V, VNAME)                                                                  \
-    extern "C" __global__ void sort_rows_vt1_##NAME##_##VNAME(K* keys, V* vals, u64 base, u64 total,        \
+    extern "C" __global__ void HK_SORT_BLOCK_BOUNDS sort_rows_vt1_##NAME##_##VNAME(K* keys, V* vals, u64 base, u64 total,        \
                                                               u64 row_len, u64 nrows, u32 log_n, u32 rpb,   \
                                                               u32 desc) {                                   \
         sort_rows<K, V, true, 1>(keys, vals, base, total, row_len, nrows, log_n, rpb, desc);              \
     }                                                                                                     \
-    extern "C" __global__ void sort_rows_vt8_##NAME##_##VNAME(K* keys, V* vals, u64 base, u64 total,        \
+    extern "C" __global__ void HK_SORT_BLOCK_BOUNDS sort_rows_vt8_##NAME##_##VNAME(K* keys, V* vals, u64 base, u64 total,        \
                                                               u64 row_len, u64 nrows, u32 log_n, u32 rpb,   \
                                                               u32 desc) {                                   \
         sort_rows<K, V, true, 8>(keys, vals, base, total, row_len, nrows, log_n, rpb, desc);              \
     }                                                                                                     \
-    extern "C" __global__ void sort_segs_vt1_##NAME##_##VNAME(K* keys, V* vals, const u64* offsets,         \
+    extern "C" __global__ void HK_SORT_BLOCK_BOUNDS sort_segs_vt1_##NAME##_##VNAME(K* keys, V* vals, const u64* offsets,         \
                                                               const u32* ids, u64 nrows, u32 log_n,         \
                                                               u32 rpb, u32 desc) {                          \
         sort_segs<K, V, true, 1>(keys, vals, offsets, ids, nrows, log_n, rpb, desc);                      \
     }                                                                                                     \
-    extern "C" __global__ void sort_segs_vt8_##NAME##_##VNAME(K* keys, V* vals, const u64* offsets,         \
+    extern "C" __global__ void HK_SORT_BLOCK_BOUNDS sort_segs_vt8_##NAME##_##VNAME(K* keys, V* vals, const u64* offsets,         \
                                                               const u32* ids, u64 nrows, u32 log_n,         \
                                                               u32 rpb, u32 desc) {                          \
         sort_segs<K, V, true, 8>(keys, vals, offsets, ids, nrows, log_n, rpb, desc);                      \

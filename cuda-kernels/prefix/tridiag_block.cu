@@ -66,17 +66,17 @@ __device__ void block_wm(const T* a, const T* b, const T* c, const T* d, T* x, u
 }
 
 #define TRI_BLOCK_ENTRIES(T, S)                                                                          \
-    extern "C" __global__ void tridiag_cr_pcr_##S(const T* a, const T* b, const T* c, const T* d, T* x,  \
+    extern "C" __global__ void TRI_BLOCK_BOUNDS tridiag_cr_pcr_##S(const T* a, const T* b, const T* c, const T* d, T* x,  \
                                                   u32 m, u32 n, u64 ss, u64 es, u32 pcr_size) {          \
         TriLayout lay = {ss, es};                                                                         \
         block_cr_pcr(a, b, c, d, x, m, n, lay, pcr_size);                                                 \
     }                                                                                                     \
-    extern "C" __global__ void tridiag_rr_##S(const T* a, const T* b, const T* c, const T* d, T* x,      \
+    extern "C" __global__ void TRI_BLOCK_BOUNDS tridiag_rr_##S(const T* a, const T* b, const T* c, const T* d, T* x,      \
                                               u32 m, u64 ss, u64 es, u32 kogge_stone) {                  \
         TriLayout lay = {ss, es};                                                                         \
         block_rr(a, b, c, d, x, m, lay, kogge_stone != 0);                                                \
     }                                                                                                     \
-    extern "C" __global__ void tridiag_wm_##S(const T* a, const T* b, const T* c, const T* d, T* x,      \
+    extern "C" __global__ void TRI_BLOCK_BOUNDS tridiag_wm_##S(const T* a, const T* b, const T* c, const T* d, T* x,      \
                                               u32 m, u32 n, u64 ss, u64 es) {                            \
         TriLayout lay = {ss, es};                                                                         \
         block_wm(a, b, c, d, x, m, n, lay);                                                               \

@@ -4,6 +4,11 @@
 #pragma once
 #include "../common/types.cuh"
 
+// Block kernels (one block per system or slice) are launched with up to 1024 threads; the bound
+// caps them at 64 registers per thread. Without it tridiag_rr_f64 takes 67 registers (sm_90), and
+// a block of 1024 threads could not launch (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES).
+#define TRI_BLOCK_BOUNDS __launch_bounds__(1024)
+
 template <typename T>
 struct TriEq {
     T a, b, c, d;  // a x[i-u] + b x[i] + c x[i+u] = d

@@ -130,13 +130,13 @@ __device__ void tpr_stage3(const T* a, const T* b, const T* c, const T* d, const
 }
 
 #define TRI_TPR_ENTRIES(T, S_)                                                                               \
-    extern "C" __global__ void tridiag_tpr_stage1_##S_(const T* a, const T* b, const T* c, const T* d,       \
+    extern "C" __global__ void TRI_BLOCK_BOUNDS tridiag_tpr_stage1_##S_(const T* a, const T* b, const T* c, const T* d,       \
                                                        TriEq<T>* w, TriEq<T>* tops, u32 m, u32 S, u32 M,     \
                                                        u64 ss, u64 es) {                                     \
         TriLayout lay = {ss, es};                                                                             \
         tpr_stage1(a, b, c, d, w, tops, m, S, M, lay);                                                        \
     }                                                                                                         \
-    extern "C" __global__ void tridiag_tpr_stage2_block_##S_(const TriEq<T>* w, const TriEq<T>* tops, T* xr, \
+    extern "C" __global__ void TRI_BLOCK_BOUNDS tridiag_tpr_stage2_block_##S_(const TriEq<T>* w, const TriEq<T>* tops, T* xr, \
                                                              u32 S, u32 M, u32 pcr_size) {                   \
         tpr_stage2_block(w, tops, xr, S, M, pcr_size);                                                        \
     }                                                                                                         \
@@ -144,7 +144,7 @@ __device__ void tpr_stage3(const T* a, const T* b, const T* c, const T* d, const
                                                               T* xr, T* cp, u32 S, u32 M, u64 G) {           \
         tpr_stage2_thread(w, tops, xr, cp, S, M, G);                                                          \
     }                                                                                                         \
-    extern "C" __global__ void tridiag_tpr_stage3_##S_(const T* a, const T* b, const T* c, const T* d,       \
+    extern "C" __global__ void TRI_BLOCK_BOUNDS tridiag_tpr_stage3_##S_(const T* a, const T* b, const T* c, const T* d,       \
                                                        const TriEq<T>* w, const T* xr, T* x, u32 m, u32 S,   \
                                                        u32 M, u64 ss, u64 es) {                              \
         TriLayout lay = {ss, es};                                                                             \

@@ -7,7 +7,7 @@ mod tridiag_common;
 use cuda_kernels::Gpu;
 use hetkit_testkit::{gpu_or_skip, rng};
 use prefix_ops::tridiagonal::gpu::{GpuBatch, GpuSolver, choose};
-use prefix_ops::tridiagonal::{Layout, Real, RrNetwork};
+use prefix_ops::tridiagonal::{CpuSolver, Layout, Real, RrNetwork, TridiagonalBatch};
 use tridiag_common::{Kind, Problem, dense_gepp, problem, reference, rel_err, thomas_f64};
 
 const SIZES: [usize; 9] = [1, 2, 3, 31, 32, 33, 64, 1000, 4096];
@@ -131,6 +131,103 @@ fn gpu_rr_small_and_poisson() {
         let err = rel_err(&run(&gpu, &lim, GpuSolver::RedundantReduction(net)), &vec![1.0; m]);
         assert!(err >= 1.0, "{net:?}: RR unexpectedly accurate at m = 64 ({err:.2e})");
     }
+}
+
+/// The CPU solver that runs the same operations as a GPU one (TPR's reduced system aside: the
+/// GPU solves it by CR-PCR, the CPU by Thomas).
+fn cpu_twin(solver: GpuSolver) -> CpuSolver {
+    match solver {
+        GpuSolver::CyclicReduction => CpuSolver::CyclicReduction,
+        GpuSolver::ParallelCyclicReduction => CpuSolver::ParallelCyclicReduction,
+        GpuSolver::CrPcr { pcr_size } => CpuSolver::CrPcr { pcr_size },
+        GpuSolver::RedundantReduction(net) => CpuSolver::RedundantReduction(net),
+        GpuSolver::WangMou => CpuSolver::WangMou,
+        GpuSolver::Tpr { slice } => CpuSolver::Tpr { slice },
+        GpuSolver::PivotingLu => CpuSolver::PivotingLu,
+        _ => CpuSolver::Thomas,
+    }
+}
+
+fn cpu_solve<T: Real>(p: &Problem<T>, solver: CpuSolver) -> Vec<f64> {
+    let mut x = p.d.clone();
+    TridiagonalBatch::new(&p.a, &p.b, &p.c, p.m, p.layout).unwrap().solve_with(solver, &mut x).unwrap();
+    x.iter().map(|v| v.wide()).collect()
+}
+
+/// Every block solver at the largest blocks the host launches (1024 threads: RR at m = 1000,
+/// WM at 1024, CR-PCR and TPR slices of 2048) and at the shared-memory opt-in limit (CR-PCR at
+/// m = 2048 in f64, 208 KiB), against the CPU solver with the same operation order. RR runs on
+/// Poisson rows, where it stays accurate enough to compare.
+#[test]
+fn gpu_block_solvers_match_their_cpu_twins_at_full_blocks() {
+    let name = "gpu_block_solvers_match_their_cpu_twins_at_full_blocks";
+    let Some(gpu) = gpu_or_skip(name) else { return };
+    let mut r = rng(name);
+    let cases: &[(usize, Kind, GpuSolver)] = &[
+        (1000, Kind::Poisson, GpuSolver::RedundantReduction(RrNetwork::KoggeStone)),
+        (1000, Kind::Poisson, GpuSolver::RedundantReduction(RrNetwork::LadnerFischer)),
+        (1024, Kind::Dominant, GpuSolver::WangMou),
+        (2048, Kind::Dominant, GpuSolver::CrPcr { pcr_size: 64 }),
+        (2048, Kind::Dominant, GpuSolver::ParallelCyclicReduction),
+        (2047, Kind::Dominant, GpuSolver::CyclicReduction),
+        (5000, Kind::Dominant, GpuSolver::Tpr { slice: 2048 }),
+        (37, Kind::Dominant, GpuSolver::Tpr { slice: 4 }),
+        (513, Kind::Dominant, GpuSolver::PivotingLu),
+    ];
+    for &(m, kind, solver) in cases {
+        for layout in LAYOUTS {
+            let p = problem::<f64>(&mut r, kind, m, 3, layout);
+            let want = cpu_solve(&p, cpu_twin(solver));
+            let err = rel_err(&run(&gpu, &p, solver), &want);
+            let tol = if matches!(kind, Kind::Poisson) { 1e-8 } else { 1e-12 };
+            assert!(err < tol, "{solver:?} m={m} {layout:?}: {err:.2e} from the CPU twin");
+        }
+    }
+    // f32 CR-PCR at m = 4096: 208 KiB of shared memory, the f32 limit.
+    let p = problem::<f32>(&mut r, Kind::Dominant, 4096, 2, Layout::Strided);
+    let err = rel_err(&run(&gpu, &p, GpuSolver::CrPcr { pcr_size: 64 }), &reference(&p, thomas_f64));
+    assert!(err < 1e-4, "f32 CR-PCR m=4096: {err:.2e}");
+}
+
+/// TPR with more than 2048 slices solves its reduced system one thread per system
+/// (`tridiag_tpr_stage2_thread`); every other test takes the block path.
+#[test]
+fn gpu_tpr_reduced_system_by_thread() {
+    let Some(gpu) = gpu_or_skip("gpu_tpr_reduced_system_by_thread") else { return };
+    let mut r = rng("gpu_tpr_reduced_system_by_thread");
+    for layout in LAYOUTS {
+        // m = 8193 pads to 16384: 8192 slices of 2 equations.
+        let p = problem::<f64>(&mut r, Kind::Dominant, 8193, 3, layout);
+        let err = rel_err(&run(&gpu, &p, GpuSolver::Tpr { slice: 2 }), &reference(&p, thomas_f64));
+        assert!(err < 1e-12, "TPR S=2 m=8193 {layout:?}: {err:.2e}");
+        let p = problem::<f32>(&mut r, Kind::Dominant, 8193, 2, layout);
+        let err = rel_err(&run(&gpu, &p, GpuSolver::Tpr { slice: 4 }), &reference(&p, thomas_f64));
+        assert!(err < 1e-4, "f32 TPR S=4 m=8193 {layout:?}: {err:.2e}");
+    }
+}
+
+/// Too much shared memory for a block solver is an error, not a failed launch; an empty batch
+/// is a no-op (nothing is uploaded).
+#[test]
+fn gpu_too_large_for_a_block_and_empty_batches() {
+    let Some(gpu) = gpu_or_skip("gpu_too_large_for_a_block_and_empty_batches") else { return };
+    let mut r = rng("gpu_too_large_for_a_block_and_empty_batches");
+    let p = problem::<f64>(&mut r, Kind::Dominant, 4096, 1, Layout::Strided);
+    let (a, b, c, d) = (
+        gpu.upload(&p.a).unwrap(),
+        gpu.upload(&p.b).unwrap(),
+        gpu.upload(&p.c).unwrap(),
+        gpu.upload(&p.d).unwrap(),
+    );
+    let mut x = gpu.zeros::<f64>(4096).unwrap();
+    let batch = GpuBatch::new(&a, &b, &c, 4096, Layout::Strided).unwrap();
+    for solver in [GpuSolver::CyclicReduction, GpuSolver::WangMou] {
+        assert!(matches!(batch.solve_into(&gpu, solver, &d, &mut x), Err(prefix_ops::Error::Invalid(_))));
+    }
+    let empty: [f64; 0] = [];
+    let batch = TridiagonalBatch::new(&empty, &empty, &empty, 5, Layout::Interleaved).unwrap();
+    let mut d: [f64; 0] = [];
+    batch.solve_gpu(&gpu, GpuSolver::Auto, &mut d).unwrap();
 }
 
 #[test]

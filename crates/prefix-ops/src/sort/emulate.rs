@@ -5,6 +5,9 @@
 //! steps with high bit >= 7 in shared memory, fused two at a time (radix 4) on the orbit of a
 //! base index, an odd count starting with one radix-2 step.
 //!
+//! [`merge_pass`] and [`merge_sort`] model the merge-path kernel `sort_merge` and the whole-array
+//! sort built on it (block-sorted runs, then merges doubling the run width).
+//!
 //! It exists so the tests can check the GPU schedule without a GPU: the 0-1 principle over all
 //! 2^16 binary inputs, and random rows up to 2^15 keys. Any change to the kernel's schedule
 //! must be mirrored here.
@@ -170,5 +173,88 @@ pub fn bmcs_kernel_row<K: super::SortKey, V: Copy>(
         for (v, &(_, t)) in values.iter_mut().zip(&row) {
             *v = orig[t as usize];
         }
+    }
+}
+
+/// Outputs per thread of `sort_merge` (its `ipt`).
+const MERGE_PER_THREAD: usize = 8;
+
+/// One pass of the kernel `sort_merge`, chunk by chunk as its threads run it: the sorted runs
+/// `[2i w, 2i w + w)` and `[2i w + w, 2i w + 2w)` of `src` merged into `dst` (ties from the left
+/// run, so stable), each chunk of [`MERGE_PER_THREAD`] outputs placed by its own merge-path
+/// search along the cross diagonal. `values` (source, destination) move with their keys.
+///
+/// # Panics
+/// When the slices' lengths differ (a test-only model).
+pub fn merge_pass<K: super::SortKey, V: Copy>(
+    src: &[K],
+    dst: &mut [K],
+    mut values: Option<(&[V], &mut [V])>,
+    width: usize,
+    descending: bool,
+) {
+    let n = src.len();
+    assert_eq!(dst.len(), n);
+    let flip = if descending { K::Bits::MAX } else { K::Bits::ZERO };
+    let key = |i: usize| src[i].to_bits_ordered().xor(flip);
+    for k0 in (0..n).step_by(MERGE_PER_THREAD) {
+        let a0 = k0 / (2 * width) * (2 * width);
+        let a1 = (a0 + width).min(n);
+        let b1 = (a0 + 2 * width).min(n);
+        let (na, nb, diag) = (a1 - a0, b1 - a1, k0 - a0);
+        let (mut lo, mut hi) = (diag.saturating_sub(nb), diag.min(na));
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if key(a1 + diag - 1 - mid) >= key(a0 + mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let (mut i, mut j) = (lo, diag - lo);
+        for o in k0..(k0 + MERGE_PER_THREAD).min(b1) {
+            let take_a = j >= nb || (i < na && key(a1 + j) >= key(a0 + i));
+            let from = if take_a { a0 + i } else { a1 + j };
+            dst[o] = src[from];
+            if let Some((sv, dv)) = values.as_mut() {
+                dv[o] = sv[from];
+            }
+            if take_a {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+    }
+}
+
+/// The GPU's whole-array sort with runs of `run` keys (a power of two, at least 4): each run
+/// sorted as one block row ([`bmcs_kernel_row`]), then [`merge_pass`]es doubling the run width.
+///
+/// # Panics
+/// When `run` is not a power of two of at least 4, or `values` has another length.
+pub fn merge_sort<K: super::SortKey, V: Copy>(
+    keys: &mut [K],
+    mut values: Option<&mut [V]>,
+    run: usize,
+    descending: bool,
+) {
+    assert!(run >= 4 && run.is_power_of_two());
+    let log_n = run.trailing_zeros();
+    for (r, chunk) in keys.chunks_mut(run).enumerate() {
+        let vals = values.as_deref_mut().map(|v| &mut v[r * run..r * run + chunk.len()]);
+        bmcs_kernel_row(chunk, vals, log_n, descending);
+    }
+    let mut width = run;
+    while width < keys.len() {
+        let src = keys.to_vec();
+        match values.as_deref_mut() {
+            Some(v) => {
+                let sv = v.to_vec();
+                merge_pass(&src, keys, Some((&sv[..], v)), width, descending);
+            }
+            None => merge_pass::<K, V>(&src, keys, None, width, descending),
+        }
+        width *= 2;
     }
 }

@@ -308,6 +308,16 @@ fn block_function<K: SortKey, V: SortValue>(
     pairs: bool,
 ) -> Result<(cuda_kernels::CudaFunction, LaunchConfig)> {
     let func = gpu.function(MODULE, &kernel_name::<K, V>(kind, Some(plan.vt), pairs))?;
+    // The block kernels carry __launch_bounds__(1024); a block the loaded function cannot run
+    // (too many registers per thread for this many threads) is an error here rather than a
+    // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES from the launch.
+    let max_threads = func.max_threads_per_block().map_err(cuda_kernels::Error::from)?;
+    if i64::from(plan.threads) > i64::from(max_threads) {
+        return Err(Error::Invalid(format!(
+            "sort: a block of {} threads exceeds the kernel's limit of {max_threads}",
+            plan.threads
+        )));
+    }
     if plan.shared_bytes > DEFAULT_SHARED {
         func.set_attribute(
             FuncAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -323,9 +333,13 @@ fn block_function<K: SortKey, V: SortValue>(
     Ok((func, cfg))
 }
 
+/// Blocks for `rows` rows; gridDim.x is limited to 2^31 - 1.
 fn grid(rows: usize, plan: &BlockPlan) -> Result<u32> {
-    u32::try_from(rows.div_ceil(plan.rows_per_block as usize))
-        .map_err(|_| Error::Invalid("sort: too many rows for one grid".into()))
+    let blocks = rows.div_ceil(plan.rows_per_block as usize);
+    u32::try_from(blocks)
+        .ok()
+        .filter(|&b| b <= i32::MAX as u32)
+        .ok_or_else(|| Error::Invalid("sort: too many rows for one grid".into()))
 }
 
 /// Block kernel over uniform rows: `keys[base + r*row_len ..]`, `total` keys from `base`.

@@ -149,17 +149,21 @@ impl<T: Real> TridiagonalBatch<'_, T> {
     /// into `d`. Convenient for tests and one-off solves; keep data resident with [`GpuBatch`].
     pub fn solve_gpu(&self, gpu: &Gpu, solver: GpuSolver, d: &mut [T]) -> Result<()> {
         self.check_rhs("d (right-hand side)", d.len())?;
-        let (a, b, c) = (gpu.upload(self.a)?, gpu.upload(self.b)?, gpu.upload(self.c)?);
-        let dd = gpu.upload(d)?;
-        let mut x = gpu.zeros::<T>(d.len().max(1))?;
+        // Nothing to solve, and nothing to upload: the driver refuses zero-byte allocations.
         if d.is_empty() {
             return Ok(());
         }
+        let (a, b, c) = (gpu.upload(self.a)?, gpu.upload(self.b)?, gpu.upload(self.c)?);
+        let dd = gpu.upload(d)?;
+        let mut x = gpu.zeros::<T>(d.len())?;
         GpuBatch::new(&a, &b, &c, self.m, self.layout)?.solve_into(gpu, solver, &dd, &mut x)?;
         d.copy_from_slice(&gpu.download(&x)?);
         Ok(())
     }
 }
+
+/// Threads per block of the one-thread-per-system kernels.
+const PER_SYSTEM_THREADS: u32 = 128;
 
 struct Launch<'g, 'b, T: Real> {
     gpu: &'g Gpu,
@@ -171,9 +175,33 @@ fn threads_for(work: usize) -> u32 {
     (work.clamp(32, 1024).div_ceil(32) * 32) as u32
 }
 
+/// `blocks` as a grid dimension (gridDim.x is limited to 2^31 - 1).
+fn grid_dim(blocks: usize) -> Result<u32> {
+    u32::try_from(blocks)
+        .ok()
+        .filter(|&b| b <= i32::MAX as u32)
+        .ok_or_else(|| Error::Invalid(format!("tridiagonal gpu: {blocks} blocks do not fit one grid")))
+}
+
 impl<T: Real> Launch<'_, '_, T> {
-    fn func(&self, name: &str, module: &str, shared: usize) -> Result<cuda_kernels::CudaFunction> {
+    /// Kernel `name` for `T`, checked for a block of `threads` and raised to `shared` bytes of
+    /// dynamic shared memory.
+    fn func(
+        &self,
+        name: &str,
+        module: &str,
+        shared: usize,
+        threads: u32,
+    ) -> Result<cuda_kernels::CudaFunction> {
         let f = self.gpu.function(module, &format!("{name}_{}", T::SUFFIX))?;
+        // Block kernels carry __launch_bounds__(1024); a block this function cannot run is an
+        // error here rather than CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES at the launch.
+        let max_threads = f.max_threads_per_block().map_err(cuda_kernels::Error::from)?;
+        if i64::from(threads) > i64::from(max_threads) {
+            return Err(Error::Invalid(format!(
+                "tridiagonal gpu: {name} runs at most {max_threads} threads per block, {threads} asked"
+            )));
+        }
         let limit = self.gpu.props().shared_per_block_optin;
         if shared > limit {
             return Err(Error::Invalid(format!(
@@ -195,17 +223,16 @@ impl<T: Real> Launch<'_, '_, T> {
         4 * std::mem::size_of::<T>()
     }
 
-    fn per_system_cfg(&self) -> LaunchConfig {
-        let threads = 128;
-        LaunchConfig {
-            grid_dim: ((self.batch.systems as u32).div_ceil(threads), 1, 1),
-            block_dim: (threads, 1, 1),
+    fn per_system_cfg(&self) -> Result<LaunchConfig> {
+        Ok(LaunchConfig {
+            grid_dim: (grid_dim(self.batch.systems.div_ceil(PER_SYSTEM_THREADS as usize))?, 1, 1),
+            block_dim: (PER_SYSTEM_THREADS, 1, 1),
             shared_mem_bytes: 0,
-        }
+        })
     }
 
     fn thomas(&self, x: &mut DeviceBuffer<T>) -> Result<()> {
-        let f = self.func("tridiag_thomas", "prefix/tridiag_thread", 0)?;
+        let f = self.func("tridiag_thomas", "prefix/tridiag_thread", 0, PER_SYSTEM_THREADS)?;
         let mut w = self.gpu.zeros::<T>(x.len())?;
         let (ss, es) = self.batch.strides();
         let (m, g) = (self.batch.m as u32, self.batch.systems as u64);
@@ -213,7 +240,7 @@ impl<T: Real> Launch<'_, '_, T> {
         // SAFETY: tridiag_thomas_T(a, b, c, d, x, w, u32 m, u64 G, u64 ss, u64 es); every buffer
         // holds m * G elements and the strides address exactly those.
         unsafe {
-            self.gpu.launch(&f, self.per_system_cfg(), |args| {
+            self.gpu.launch(&f, self.per_system_cfg()?, |args| {
                 args.arg(bt.a)
                     .arg(bt.b)
                     .arg(bt.c)
@@ -230,7 +257,7 @@ impl<T: Real> Launch<'_, '_, T> {
     }
 
     fn pivoting(&self, x: &mut DeviceBuffer<T>) -> Result<()> {
-        let f = self.func("tridiag_pivot", "prefix/tridiag_thread", 0)?;
+        let f = self.func("tridiag_pivot", "prefix/tridiag_thread", 0, PER_SYSTEM_THREADS)?;
         let (mut dd, mut du, mut du2) =
             (self.gpu.zeros::<T>(x.len())?, self.gpu.zeros::<T>(x.len())?, self.gpu.zeros::<T>(x.len())?);
         let (ss, es) = self.batch.strides();
@@ -239,7 +266,7 @@ impl<T: Real> Launch<'_, '_, T> {
         // SAFETY: tridiag_pivot_T(a, b, c, d, x, dd, du, du2, u32 m, u64 G, u64 ss, u64 es);
         // all buffers hold m * G elements.
         unsafe {
-            self.gpu.launch(&f, self.per_system_cfg(), |args| {
+            self.gpu.launch(&f, self.per_system_cfg()?, |args| {
                 args.arg(bt.a).arg(bt.b).arg(bt.c).arg(self.d).arg(x);
                 args.arg(&mut dd).arg(&mut du).arg(&mut du2).arg(&m).arg(&g).arg(&ss).arg(&es);
             })?;
@@ -250,10 +277,11 @@ impl<T: Real> Launch<'_, '_, T> {
     fn cr_pcr(&self, x: &mut DeviceBuffer<T>, pcr_size: usize) -> Result<()> {
         let n = self.batch.m.next_power_of_two();
         let shared = 3 * n * Self::eq_bytes() + n * std::mem::size_of::<T>();
-        let f = self.func("tridiag_cr_pcr", "prefix/tridiag_block", shared)?;
+        let threads = threads_for(n / 2);
+        let f = self.func("tridiag_cr_pcr", "prefix/tridiag_block", shared, threads)?;
         let cfg = LaunchConfig {
-            grid_dim: (self.batch.systems as u32, 1, 1),
-            block_dim: (threads_for(n / 2), 1, 1),
+            grid_dim: (grid_dim(self.batch.systems)?, 1, 1),
+            block_dim: (threads, 1, 1),
             shared_mem_bytes: shared as u32,
         };
         let (ss, es) = self.batch.strides();
@@ -282,10 +310,11 @@ impl<T: Real> Launch<'_, '_, T> {
         let m = self.batch.m;
         let buffers = if net == RrNetwork::KoggeStone { 2 } else { 1 };
         let shared = buffers * m * 2 * Self::eq_bytes();
-        let f = self.func("tridiag_rr", "prefix/tridiag_block", shared)?;
+        let threads = threads_for(m);
+        let f = self.func("tridiag_rr", "prefix/tridiag_block", shared, threads)?;
         let cfg = LaunchConfig {
-            grid_dim: (self.batch.systems as u32, 1, 1),
-            block_dim: (threads_for(m), 1, 1),
+            grid_dim: (grid_dim(self.batch.systems)?, 1, 1),
+            block_dim: (threads, 1, 1),
             shared_mem_bytes: shared as u32,
         };
         let (ss, es) = self.batch.strides();
@@ -304,10 +333,11 @@ impl<T: Real> Launch<'_, '_, T> {
     fn wm(&self, x: &mut DeviceBuffer<T>) -> Result<()> {
         let n = self.batch.m.next_power_of_two();
         let shared = 2 * n * Self::eq_bytes();
-        let f = self.func("tridiag_wm", "prefix/tridiag_block", shared)?;
+        let threads = threads_for(n);
+        let f = self.func("tridiag_wm", "prefix/tridiag_block", shared, threads)?;
         let cfg = LaunchConfig {
-            grid_dim: (self.batch.systems as u32, 1, 1),
-            block_dim: (threads_for(n), 1, 1),
+            grid_dim: (grid_dim(self.batch.systems)?, 1, 1),
+            block_dim: (threads, 1, 1),
             shared_mem_bytes: shared as u32,
         };
         let (ss, es) = self.batch.strides();
@@ -337,14 +367,14 @@ impl<T: Real> Launch<'_, '_, T> {
         let (ss, es) = self.batch.strides();
         let (m32, s32, mm) = (self.batch.m as u32, s as u32, slices as u32);
         let bt = self.batch;
-        let blocks = u32::try_from(g * slices)
-            .map_err(|_| Error::Invalid("tridiagonal gpu: too many TPR slices for one grid".into()))?;
+        let blocks = grid_dim(g * slices)?;
+        let slice_threads = threads_for(s / 2);
 
         let sh1 = 2 * s * eq;
-        let f1 = self.func("tridiag_tpr_stage1", "prefix/tridiag_tpr", sh1)?;
+        let f1 = self.func("tridiag_tpr_stage1", "prefix/tridiag_tpr", sh1, slice_threads)?;
         let cfg1 = LaunchConfig {
             grid_dim: (blocks, 1, 1),
-            block_dim: (threads_for(s / 2), 1, 1),
+            block_dim: (slice_threads, 1, 1),
             shared_mem_bytes: sh1 as u32,
         };
         // SAFETY: tridiag_tpr_stage1_T(a, b, c, d, TriEq* w, TriEq* tops, u32 m, u32 S, u32 M,
@@ -358,10 +388,11 @@ impl<T: Real> Launch<'_, '_, T> {
 
         let sh2 = 3 * slices * eq + slices * std::mem::size_of::<T>();
         if sh2 <= self.gpu.props().shared_per_block_optin && slices <= 2048 {
-            let f2 = self.func("tridiag_tpr_stage2_block", "prefix/tridiag_tpr", sh2)?;
+            let threads2 = threads_for(slices / 2);
+            let f2 = self.func("tridiag_tpr_stage2_block", "prefix/tridiag_tpr", sh2, threads2)?;
             let cfg2 = LaunchConfig {
-                grid_dim: (g as u32, 1, 1),
-                block_dim: (threads_for(slices / 2), 1, 1),
+                grid_dim: (grid_dim(g)?, 1, 1),
+                block_dim: (threads2, 1, 1),
                 shared_mem_bytes: sh2 as u32,
             };
             let p = 64u32.min(mm);
@@ -373,23 +404,23 @@ impl<T: Real> Launch<'_, '_, T> {
                 })?;
             }
         } else {
-            let f2 = self.func("tridiag_tpr_stage2_thread", "prefix/tridiag_tpr", 0)?;
+            let f2 = self.func("tridiag_tpr_stage2_thread", "prefix/tridiag_tpr", 0, PER_SYSTEM_THREADS)?;
             let mut cp = self.gpu.zeros::<T>(g * slices)?;
             let g64 = g as u64;
             // SAFETY: tridiag_tpr_stage2_thread_T(w, tops, xr, cp, u32 S, u32 M, u64 G); xr and
             // cp hold G*M values; one thread per system.
             unsafe {
-                self.gpu.launch(&f2, self.per_system_cfg(), |args| {
+                self.gpu.launch(&f2, self.per_system_cfg()?, |args| {
                     args.arg(&w).arg(&tops).arg(&mut xr).arg(&mut cp).arg(&s32).arg(&mm).arg(&g64);
                 })?;
             }
         }
 
         let sh3 = s * std::mem::size_of::<T>();
-        let f3 = self.func("tridiag_tpr_stage3", "prefix/tridiag_tpr", sh3)?;
+        let f3 = self.func("tridiag_tpr_stage3", "prefix/tridiag_tpr", sh3, slice_threads)?;
         let cfg3 = LaunchConfig {
             grid_dim: (blocks, 1, 1),
-            block_dim: (threads_for(s / 2), 1, 1),
+            block_dim: (slice_threads, 1, 1),
             shared_mem_bytes: sh3 as u32,
         };
         // SAFETY: tridiag_tpr_stage3_T(a, b, c, d, const TriEq* w, const T* xr, T* x, u32 m,
