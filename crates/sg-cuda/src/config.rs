@@ -47,6 +47,17 @@ impl EvalConfig {
         }
     }
 
+    /// Thread blocks of one evaluation launch for `m` points of dimension `d`: each block covers
+    /// `block_size · pt` consecutive points (the kernel's row `b · blockDim.x · PT + q · blockDim.x
+    /// + threadIdx.x`), so `⌈m / (block_size · pt)⌉`.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when that exceeds CUDA's grid limit of 2^31 − 1 blocks.
+    pub fn blocks(&self, d: usize, m: usize) -> Result<u32> {
+        let per_block = self.block_size as usize * self.pt(d) as usize;
+        crate::launch::grid_x(m.div_ceil(per_block.max(1)), &format!("evaluation of {m} points"))
+    }
+
     /// Checks the parameters.
     ///
     /// # Errors
@@ -108,6 +119,14 @@ impl Default for SpvmConfig {
 }
 
 impl SpvmConfig {
+    /// Dynamic shared memory of one block for element type `T`: the staged coefficients (a `T`
+    /// per thread, padded to 8 bytes) followed by the staged row indices (a `u64` per thread),
+    /// the layout `sg_spvm` indexes.
+    pub fn shared_bytes<T>(&self) -> u32 {
+        let bs = self.block_size as usize;
+        ((size_of::<T>() * bs).next_multiple_of(8) + 8 * bs) as u32
+    }
+
     /// Checks the parameters.
     ///
     /// # Errors
