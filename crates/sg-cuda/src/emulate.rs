@@ -305,7 +305,10 @@ pub fn spvm<T: Real>(p: usize, lda: usize, x: &[T], ix: &[u64], a: &[T], cfg: &S
     let (bs, pt) = (cfg.block_size as usize, cfg.outputs_per_thread as usize);
     // The kernel's layout: xs at byte 0, rows at sizeof(T)·bs rounded up to 8.
     let rows_at = size_of::<T>() * bs + (8 - (size_of::<T>() * bs) % 8) % 8;
-    assert!(rows_at % 8 == 0 && rows_at + 8 * bs <= cfg.shared_bytes::<T>() as usize, "shared layout");
+    assert!(
+        rows_at.is_multiple_of(8) && rows_at + 8 * bs <= cfg.shared_bytes::<T>() as usize,
+        "shared layout"
+    );
     let nsel = x.len();
     let blocks = p.div_ceil(bs * pt);
     let mut y = vec![T::nan(); p];
@@ -316,10 +319,9 @@ pub fn spvm<T: Real>(p: usize, lda: usize, x: &[T], ix: &[u64], a: &[T], cfg: &S
         let mut i0 = 0usize;
         while i0 < nsel {
             let chunk = (nsel - i0).min(bs);
-            for tid in 0..chunk {
-                xs[tid] = x[i0 + tid];
-                rows[tid] = ix[i0 + tid];
-            }
+            // Threads 0..chunk stage one coefficient and one row index each.
+            xs[..chunk].copy_from_slice(&x[i0..i0 + chunk]);
+            rows[..chunk].copy_from_slice(&ix[i0..i0 + chunk]);
             for tid in 0..bs {
                 for i in 0..chunk {
                     for q in 0..pt {

@@ -24,6 +24,9 @@ pub const GROUP_WORDS: usize = 6;
 /// Bits of a trie node word below the link.
 pub const LINK_SHIFT: u32 = 8;
 const SIDE_BIT: u64 = 32;
+// Every level sg-core allows fits the 5-bit level field of a node word (and keeps the sweep's
+// odd indices 2p + 1 < 2^31 in u32).
+const _: () = assert!(sg_core::MAX_LEVEL <= 31);
 
 /// Default target of points per sweep work group (see [`SweepTable::new`]).
 pub const DEFAULT_GROUP_POINTS: u64 = 4096;
@@ -276,7 +279,6 @@ mod tests {
     /// the fields come back unchanged at the extremes of the 56-bit link.
     #[test]
     fn node_words_round_trip() {
-        assert!(sg_core::MAX_LEVEL <= 31);
         for level in 0..=sg_core::MAX_LEVEL {
             for side in [0, 1] {
                 for link in [0u64, 1, 0xff, 1 << 31, (1 << 32) + 5, (1 << (64 - LINK_SHIFT)) - 1] {
