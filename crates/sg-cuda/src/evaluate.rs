@@ -74,7 +74,9 @@ impl<T: DeviceReal> DeviceGrid<T> {
     /// `[0, 1]^d`; `out` receives `m · components` values. Nothing is synchronised.
     ///
     /// # Errors
-    /// [`Error::Shape`] for buffers that are too short; [`Error::Config`]; launch failures.
+    /// [`Error::Shape`] for buffers that are too short; [`Error::Config`] for bad launch
+    /// parameters, a block size the kernel's registers do not allow, or a `gpu` handle on another
+    /// context than the grid's; launch failures.
     pub fn evaluate_device(
         &self,
         gpu: &Gpu,
@@ -84,6 +86,14 @@ impl<T: DeviceReal> DeviceGrid<T> {
         cfg: &EvalConfig,
     ) -> Result<()> {
         cfg.validate()?;
+        // The grid's buffers belong to its context: a handle on another one cannot use them.
+        if gpu.context().cu_ctx() != self.gpu.context().cu_ctx() {
+            return Err(Error::Config(format!(
+                "evaluation queued on device {} for a grid on device {}",
+                gpu.context().ordinal(),
+                self.gpu.context().ordinal()
+            )));
+        }
         let d = self.spec.dim();
         let too_short = |need: Option<usize>, have: usize| need.is_none_or(|n| have < n);
         if too_short(m.checked_mul(d), points.len()) || too_short(m.checked_mul(self.ncomp), out.len()) {

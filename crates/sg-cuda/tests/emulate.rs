@@ -188,6 +188,12 @@ fn eval_emulation_equals_reference() {
     for spec in specs(&mut g, 4) {
         check_eval::<f64>(&mut g, &spec, 3, 33, 1e-12);
     }
+    for spec in common::high_dim_specs(&mut g) {
+        let m = AWKWARD_M[g.random_range(0..AWKWARD_M.len())];
+        check_eval::<f64>(&mut g, &spec, 1, m, 1e-12);
+        check_eval::<f32>(&mut g, &spec, 1, m, 1e-5);
+    }
+    check_eval::<f64>(&mut g, &GridSpec::regular(9, 1).unwrap().with_boundary(), 1, 33, 1e-12);
     // The generic kernel's range (d > 16), as the device test runs it (boundary grids have at
     // least 3^d points there: too many for a test).
     check_eval::<f64>(&mut g, &GridSpec::regular(18, 2).unwrap(), 1, 97, 1e-12);
