@@ -10,7 +10,9 @@ pub const MAX_TEMPLATED_DIM: usize = 16;
 /// Launch parameters of batched evaluation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EvalConfig {
-    /// Threads per block (the thesis's bs): a multiple of 32, at most 1024.
+    /// Threads per block (the thesis's bs): a multiple of 32, at most 1024. The register-heavy
+    /// instantiations (large d at pt 2 or 4 use up to 255 registers per thread on sm_90) run at
+    /// most 256 threads per block; a larger request is an [`Error::Config`] at launch.
     pub block_size: u32,
     /// Points per thread (pt): 1, 2 or 4; `None` picks by dimension (see
     /// [`EvalConfig::points_per_thread_for`]). The generic kernel (d > 16) always uses 1.
