@@ -10,7 +10,9 @@ pub const MAX_TEMPLATED_DIM: usize = 16;
 /// Launch parameters of batched evaluation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EvalConfig {
-    /// Threads per block (the thesis's bs): a multiple of 32, at most 1024.
+    /// Threads per block (the thesis's bs): a multiple of 32, at most 1024. The register-heavy
+    /// instantiations (large d at pt 2 or 4 use up to 255 registers per thread on sm_90) run at
+    /// most 256 threads per block; a larger request is an [`Error::Config`] at launch.
     pub block_size: u32,
     /// Points per thread (pt): 1, 2 or 4; `None` picks by dimension (see
     /// [`EvalConfig::points_per_thread_for`]). The generic kernel (d > 16) always uses 1.
@@ -45,6 +47,17 @@ impl EvalConfig {
         } else {
             self.points_per_thread.unwrap_or(Self::points_per_thread_for(d))
         }
+    }
+
+    /// Thread blocks of one evaluation launch for `m` points of dimension `d`: each block covers
+    /// `block_size · pt` consecutive points (the kernel's row `b · blockDim.x · PT + q · blockDim.x
+    /// + threadIdx.x`), so `⌈m / (block_size · pt)⌉`.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when that exceeds CUDA's grid limit of 2^31 − 1 blocks.
+    pub fn blocks(&self, d: usize, m: usize) -> Result<u32> {
+        let per_block = self.block_size as usize * self.pt(d) as usize;
+        crate::launch::grid_x(m.div_ceil(per_block.max(1)), &format!("evaluation of {m} points"))
     }
 
     /// Checks the parameters.
@@ -108,6 +121,14 @@ impl Default for SpvmConfig {
 }
 
 impl SpvmConfig {
+    /// Dynamic shared memory of one block for element type `T`: the staged coefficients (a `T`
+    /// per thread, padded to 8 bytes) followed by the staged row indices (a `u64` per thread),
+    /// the layout `sg_spvm` indexes.
+    pub fn shared_bytes<T>(&self) -> u32 {
+        let bs = self.block_size as usize;
+        ((size_of::<T>() * bs).next_multiple_of(8) + 8 * bs) as u32
+    }
+
     /// Checks the parameters.
     ///
     /// # Errors

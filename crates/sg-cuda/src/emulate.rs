@@ -5,6 +5,7 @@
 
 use sg_core::Real;
 
+use crate::config::{EvalConfig, SpvmConfig};
 use crate::tables::{GROUP_WORDS, NONE, SweepTable, node_bits, node_level, node_link, node_side};
 
 /// `sg_basis` (sg_common.cuh): basis value and in-level cell of kind `(level, side)` at `x`.
@@ -159,74 +160,187 @@ fn walk<T: Real>(
     }
 }
 
-/// `sg_eval_*_dD_pPT`: the interpolant at the rows of `points` (`m x d`, row-major), `ncomp`
-/// values per grid point; returns `m x ncomp`.
-pub fn evaluate_regs<T: Real>(nodes: &[u64], d: usize, values: &[T], ncomp: usize, points: &[T]) -> Vec<T> {
+/// `sg_stage_nodes`: the block-strided copy of the node array into shared memory (thread `tid`
+/// copies words `tid, tid + blockDim, …`), returning what the walk reads.
+pub fn stage_nodes(nodes: &[u64], staged: bool, block_size: usize) -> Vec<u64> {
+    if !staged {
+        return nodes.to_vec();
+    }
+    let mut smem = vec![u64::MAX; nodes.len()];
+    for tid in 0..block_size {
+        for i in (tid..nodes.len()).step_by(block_size) {
+            smem[i] = nodes[i];
+        }
+    }
+    smem
+}
+
+/// Stores `acc` as output row `j`, component `comp`; every row must be written exactly once.
+fn store<T: Real>(out: &mut [T], idx: usize, acc: T) {
+    assert!(out[idx].is_nan(), "output {idx} written twice");
+    out[idx] = acc;
+}
+
+/// `sg_eval_*_dD_pPT` launched as `evaluate_device` launches it: the interpolant at the rows of
+/// `points` (`m x d`, row-major), `ncomp` values per grid point; returns `m x ncomp` (NaN where
+/// no thread wrote). Follows the kernel's thread mapping: one launch per component of
+/// [`EvalConfig::blocks`] blocks, thread `tid` of block `b` owns rows `b · bs · pt + q · bs + tid`,
+/// threads whose first row is past `m` return, rows past `m` are walked with `x = 0` and not
+/// stored. `staged` walks the block-strided shared copy of the nodes instead of `nodes`.
+///
+/// # Panics
+/// On a configuration `evaluate_device` would reject, or a row written twice.
+pub fn evaluate_regs<T: Real>(
+    nodes: &[u64],
+    d: usize,
+    values: &[T],
+    ncomp: usize,
+    points: &[T],
+    cfg: &EvalConfig,
+) -> Vec<T> {
+    cfg.validate().expect("valid launch configuration");
     let m = points.len() / d;
+    let (bs, pt) = (cfg.block_size as usize, cfg.pt(d) as usize);
+    let blocks = cfg.blocks(d, m).expect("grid within limits") as usize;
+    let walk_nodes = stage_nodes(nodes, cfg.stage_trie, bs);
     let mut out = vec![T::nan(); m * ncomp];
     for comp in 0..ncomp {
-        for j in 0..m {
-            let mut acc = T::zero();
-            let x = &points[j * d..(j + 1) * d];
-            walk(nodes, (0, nodes.len() as u64), 0, x, T::one(), 0, values, ncomp, comp, &mut acc);
-            out[j * ncomp + comp] = acc;
+        for b in 0..blocks {
+            for tid in 0..bs {
+                let first = b * bs * pt + tid;
+                if first >= m {
+                    continue; // the kernel's early return, after the staging barrier
+                }
+                for q in 0..pt {
+                    let j = first + q * bs;
+                    let x: Vec<T> =
+                        (0..d).map(|t| if j < m { points[j * d + t] } else { T::zero() }).collect();
+                    let mut acc = T::zero();
+                    let n = walk_nodes.len() as u64;
+                    walk(&walk_nodes, (0, n), 0, &x, T::one(), 0, values, ncomp, comp, &mut acc);
+                    if j < m {
+                        store(&mut out, j * ncomp + comp, acc);
+                    }
+                }
+            }
         }
     }
     out
 }
 
-/// `sg_eval_*_generic`: the explicit-stack walk of the kernel for any `d`.
+/// `sg_eval_*_generic` launched as `evaluate_device` launches it (one point per thread, row
+/// `b · bs + tid`): the explicit-stack walk of the kernel for any `d`.
+///
+/// # Panics
+/// As [`evaluate_regs`].
 pub fn evaluate_generic<T: Real>(
     nodes: &[u64],
     d: usize,
     values: &[T],
     ncomp: usize,
     points: &[T],
+    cfg: &EvalConfig,
 ) -> Vec<T> {
+    cfg.validate().expect("valid launch configuration");
     let m = points.len() / d;
-    let n = nodes.len() as u64;
+    let bs = cfg.block_size as usize;
+    let cfg1 = EvalConfig { points_per_thread: Some(1), ..*cfg };
+    let blocks = cfg1.blocks(d, m).expect("grid within limits") as usize;
+    let walk_nodes = stage_nodes(nodes, cfg.stage_trie, bs);
+    let n = walk_nodes.len() as u64;
     let mut out = vec![T::nan(); m * ncomp];
     let mut prod = vec![T::zero(); d];
     let mut idx = vec![0u32; d];
     let mut ends = vec![0u64; d];
     for comp in 0..ncomp {
-        for j in 0..m {
-            let xs = &points[j * d..(j + 1) * d];
-            let mut acc = T::zero();
-            let mut t = 0usize;
-            ends[0] = n;
-            let mut i = 0u64;
-            while i < n {
-                while i == ends[t] {
-                    t -= 1;
+        for b in 0..blocks {
+            for tid in 0..bs {
+                let j = b * bs + tid;
+                if j >= m || d == 0 || d > GENERIC_MAX_D {
+                    continue;
                 }
-                let w = nodes[i as usize];
-                let (v, c) = basis(node_level(w), node_side(w), xs[t]);
-                let p = if t == 0 { v } else { prod[t - 1] * v };
-                let k = if t == 0 { c } else { (idx[t - 1] << node_bits(w)) | c };
-                if t == d - 1 {
-                    acc += values[(node_link(w) + u64::from(k)) as usize * ncomp + comp] * p;
-                } else {
-                    prod[t] = p;
-                    idx[t] = k;
-                    ends[t + 1] = node_link(w);
-                    t += 1;
+                let xs = &points[j * d..(j + 1) * d];
+                let mut acc = T::zero();
+                let mut t = 0usize;
+                ends[0] = n;
+                let mut i = 0u64;
+                while i < n {
+                    while i == ends[t] {
+                        t -= 1;
+                    }
+                    let w = walk_nodes[i as usize];
+                    let (v, c) = basis(node_level(w), node_side(w), xs[t]);
+                    let p = if t == 0 { v } else { prod[t - 1] * v };
+                    let k = if t == 0 { c } else { (idx[t - 1] << node_bits(w)) | c };
+                    if t == d - 1 {
+                        acc += values[(node_link(w) + u64::from(k)) as usize * ncomp + comp] * p;
+                    } else {
+                        prod[t] = p;
+                        idx[t] = k;
+                        ends[t + 1] = node_link(w);
+                        t += 1;
+                    }
+                    i += 1;
                 }
-                i += 1;
+                store(&mut out, j * ncomp + comp, acc);
             }
-            out[j * ncomp + comp] = acc;
         }
     }
     out
 }
 
-/// `sg_spvm_*_pPT`: `y[j] = Σ_i x[i] · a[ix[i] · lda + j]` in the kernel's chunk order.
-pub fn spvm<T: Real>(p: usize, lda: usize, x: &[T], ix: &[u64], a: &[T], block: usize) -> Vec<T> {
-    let mut y = vec![T::zero(); p];
-    for (xs, rows) in x.chunks(block.max(1)).zip(ix.chunks(block.max(1))) {
-        for (&xi, &r) in xs.iter().zip(rows) {
-            let row = &a[r as usize * lda..];
-            y.iter_mut().zip(row).for_each(|(y, &a)| *y += xi * a);
+/// `SG_GENERIC_MAX_D` of sg_evaluate.cu: the generic kernel's stack depth.
+pub const GENERIC_MAX_D: usize = 64;
+
+/// `sg_spvm_*_pPT` launched as `spvm_device` launches it: `y[j] = Σ_i x[i] · a[ix[i] · lda + j]`
+/// with the kernel's thread mapping (thread `tid` of block `b` owns outputs
+/// `b · bs · pt + q · bs + tid`), its chunks of `blockDim.x` selected rows staged in the shared
+/// layout `[x chunk | pad to 8 bytes | row chunk]` (checked against the host's byte count) and
+/// its summation order.
+///
+/// # Panics
+/// On a configuration `spvm_device` would reject, or a shared layout past the host's bytes.
+pub fn spvm<T: Real>(p: usize, lda: usize, x: &[T], ix: &[u64], a: &[T], cfg: &SpvmConfig) -> Vec<T> {
+    cfg.validate().expect("valid launch configuration");
+    let (bs, pt) = (cfg.block_size as usize, cfg.outputs_per_thread as usize);
+    // The kernel's layout: xs at byte 0, rows at sizeof(T)·bs rounded up to 8.
+    let rows_at = size_of::<T>() * bs + (8 - (size_of::<T>() * bs) % 8) % 8;
+    assert!(
+        rows_at.is_multiple_of(8) && rows_at + 8 * bs <= cfg.shared_bytes::<T>() as usize,
+        "shared layout"
+    );
+    let nsel = x.len();
+    let blocks = p.div_ceil(bs * pt);
+    let mut y = vec![T::nan(); p];
+    let mut xs = vec![T::nan(); bs];
+    let mut rows = vec![u64::MAX; bs];
+    for b in 0..blocks {
+        let mut acc = vec![T::zero(); bs * pt];
+        let mut i0 = 0usize;
+        while i0 < nsel {
+            let chunk = (nsel - i0).min(bs);
+            // Threads 0..chunk stage one coefficient and one row index each.
+            xs[..chunk].copy_from_slice(&x[i0..i0 + chunk]);
+            rows[..chunk].copy_from_slice(&ix[i0..i0 + chunk]);
+            for tid in 0..bs {
+                for i in 0..chunk {
+                    for q in 0..pt {
+                        let j = b * bs * pt + q * bs + tid;
+                        if j < p {
+                            acc[tid * pt + q] += xs[i] * a[rows[i] as usize * lda + j];
+                        }
+                    }
+                }
+            }
+            i0 += bs;
+        }
+        for tid in 0..bs {
+            for q in 0..pt {
+                let j = b * bs * pt + q * bs + tid;
+                if j < p {
+                    store(&mut y, j, acc[tid * pt + q]);
+                }
+            }
         }
     }
     y

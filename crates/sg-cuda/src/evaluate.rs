@@ -12,6 +12,7 @@ use sg_core::reference::check_point_coords;
 use crate::config::{EvalConfig, MAX_TEMPLATED_DIM};
 use crate::device::{DeviceGrid, DeviceReal};
 use crate::error::{Error, Result};
+use crate::launch;
 
 /// Shared memory a block may use without opting in.
 const DEFAULT_SHARED: usize = 48 * 1024;
@@ -73,7 +74,9 @@ impl<T: DeviceReal> DeviceGrid<T> {
     /// `[0, 1]^d`; `out` receives `m · components` values. Nothing is synchronised.
     ///
     /// # Errors
-    /// [`Error::Shape`] for buffers that are too short; [`Error::Config`]; launch failures.
+    /// [`Error::Shape`] for buffers that are too short; [`Error::Config`] for bad launch
+    /// parameters, a block size the kernel's registers do not allow, or a `gpu` handle on another
+    /// context than the grid's; launch failures.
     pub fn evaluate_device(
         &self,
         gpu: &Gpu,
@@ -83,8 +86,17 @@ impl<T: DeviceReal> DeviceGrid<T> {
         cfg: &EvalConfig,
     ) -> Result<()> {
         cfg.validate()?;
+        // The grid's buffers belong to its context: a handle on another one cannot use them.
+        if gpu.context().cu_ctx() != self.gpu.context().cu_ctx() {
+            return Err(Error::Config(format!(
+                "evaluation queued on device {} for a grid on device {}",
+                gpu.context().ordinal(),
+                self.gpu.context().ordinal()
+            )));
+        }
         let d = self.spec.dim();
-        if points.len() < m * d || out.len() < m * self.ncomp {
+        let too_short = |need: Option<usize>, have: usize| need.is_none_or(|n| have < n);
+        if too_short(m.checked_mul(d), points.len()) || too_short(m.checked_mul(self.ncomp), out.len()) {
             return Err(Error::Shape(format!(
                 "{} coordinates and {} outputs for {m} points of dimension {d} with {} components",
                 points.len(),
@@ -97,25 +109,23 @@ impl<T: DeviceReal> DeviceGrid<T> {
         }
         let pt = cfg.pt(d);
         let generic = d > MAX_TEMPLATED_DIM;
-        let name = if generic {
-            format!("sg_eval_{}_generic", T::SUFFIX)
-        } else {
-            format!("sg_eval_{}_d{d}_p{pt}", T::SUFFIX)
-        };
-        let func = gpu.function("sg/sg_evaluate", &name)?;
+        let name = launch::eval_kernel::<T>(d, pt);
+        let func = gpu.function(launch::EVAL_MODULE, &name)?;
+        launch::check_block(&func, cfg.block_size, &name)?;
         let bytes = self.trie.bytes();
-        let staged = cfg.stage_trie && bytes <= gpu.props().shared_per_block_optin;
+        let optin = gpu.props().shared_per_block_optin;
+        let staged = cfg.stage_trie && bytes <= optin;
         if staged && bytes > DEFAULT_SHARED {
+            // Raise the function's limit to the device's whole opt-in size rather than to this
+            // grid's bytes: the module (and so the attribute) is shared by every grid and thread
+            // of the process, and a larger limit never hurts a launch that asks for less.
             func.set_attribute(
                 CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                bytes as i32,
+                i32::try_from(optin).unwrap_or(i32::MAX),
             )?;
         }
-        let per_block = cfg.block_size as usize * pt as usize;
-        let blocks = m.div_ceil(per_block);
-        let grid = u32::try_from(blocks).map_err(|_| Error::Shape(format!("{m} points in one launch")))?;
         let launch = LaunchConfig {
-            grid_dim: (grid, 1, 1),
+            grid_dim: (cfg.blocks(d, m)?, 1, 1),
             block_dim: (cfg.block_size, 1, 1),
             shared_mem_bytes: if staged { bytes as u32 } else { 0 },
         };

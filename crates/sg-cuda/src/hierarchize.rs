@@ -7,6 +7,7 @@ use cuda_kernels::{LaunchConfig, PushKernelArg};
 
 use crate::device::{DeviceGrid, DeviceReal};
 use crate::error::Result;
+use crate::launch;
 
 impl<T: DeviceReal> DeviceGrid<T> {
     /// Nodal values to hierarchical surpluses, in place on the device.
@@ -27,15 +28,16 @@ impl<T: DeviceReal> DeviceGrid<T> {
 
     fn sweep_all(&mut self, hierarchize: bool) -> Result<()> {
         let _span = tracing::debug_span!("DeviceGrid::sweep", hierarchize, len = self.spec.len()).entered();
-        let name = if hierarchize { "sg_hierarchize" } else { "sg_dehierarchize" };
-        let func = self.gpu.function("sg/sg_hierarchize", &format!("{name}_{}", T::SUFFIX))?;
+        let name = launch::sweep_kernel::<T>(hierarchize);
+        let func = self.gpu.function(launch::SWEEP_MODULE, &name)?;
+        launch::check_block(&func, self.sweep_config.block_size, &name)?;
         let ncomp = self.ncomp as u32;
         for sweep in &self.sweeps {
             if sweep.groups == 0 {
                 continue;
             }
             let cfg = LaunchConfig {
-                grid_dim: (sweep.groups as u32, 1, 1),
+                grid_dim: (launch::grid_x(sweep.groups, "a sweep")?, 1, 1),
                 block_dim: (self.sweep_config.block_size, 1, 1),
                 shared_mem_bytes: 0,
             };

@@ -16,6 +16,7 @@ pub mod emulate;
 mod error;
 mod evaluate;
 mod hierarchize;
+mod launch;
 pub mod split;
 mod spvm;
 pub mod tables;

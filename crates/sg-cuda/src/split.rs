@@ -123,12 +123,9 @@ impl<T: DeviceReal> HeteroEvaluator<T> {
             cpu_fraction: 1.0,
             config: EvalConfig::default(),
         };
+        // The split is checked with or without a GPU, so a bad one never passes silently.
         match split {
-            _ if ev.device.is_none() => {}
-            Split::CpuFraction(f) => {
-                fraction_split(1, f)?;
-                ev.cpu_fraction = f;
-            }
+            Split::CpuFraction(f) => ev.set_cpu_fraction(f)?,
             Split::Calibrate { sample } => {
                 ev.calibrate(sample)?;
             }

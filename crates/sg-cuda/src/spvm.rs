@@ -6,6 +6,7 @@ use cuda_kernels::{DeviceBuffer, Gpu, LaunchConfig, PushKernelArg};
 use crate::config::SpvmConfig;
 use crate::device::DeviceReal;
 use crate::error::{Error, Result};
+use crate::launch;
 
 /// Row alignment in bytes.
 const ROW_ALIGN: usize = 128;
@@ -98,7 +99,8 @@ impl<T: DeviceReal> DeviceMatrix<T> {
         cfg: &SpvmConfig,
     ) -> Result<()> {
         cfg.validate()?;
-        if x.len() != ix.len() || y.len() < self.cols || u32::try_from(x.len()).is_err() {
+        // nsel stays below 2^31 so the kernel's u32 chunk counter `i0 += blockDim.x` cannot wrap.
+        if x.len() != ix.len() || y.len() < self.cols || x.len() > i32::MAX as usize {
             return Err(Error::Shape(format!(
                 "spvm with {} coefficients, {} indices, {} outputs for {} columns",
                 x.len(),
@@ -108,17 +110,16 @@ impl<T: DeviceReal> DeviceMatrix<T> {
             )));
         }
         let pt = cfg.outputs_per_thread;
-        let func = self.gpu.function("sg/sg_spvm", &format!("sg_spvm_{}_p{pt}", T::SUFFIX))?;
+        let name = launch::spvm_kernel::<T>(pt);
+        let func = self.gpu.function(launch::SPVM_MODULE, &name)?;
+        launch::check_block(&func, cfg.block_size, &name)?;
         let per_block = cfg.block_size as usize * pt as usize;
-        let grid = u32::try_from(self.cols.div_ceil(per_block))
-            .map_err(|_| Error::Shape(format!("{} columns in one launch", self.cols)))?;
-        // xs (T per thread, padded to 8 bytes) and row indices (u64 per thread).
-        let bs = cfg.block_size as usize;
-        let smem = (size_of::<T>() * bs).next_multiple_of(8) + 8 * bs;
+        let grid = launch::grid_x(self.cols.div_ceil(per_block), &format!("spvm of {} columns", self.cols))?;
+        let smem = cfg.shared_bytes::<T>();
         let launch = LaunchConfig {
             grid_dim: (grid, 1, 1),
             block_dim: (cfg.block_size, 1, 1),
-            shared_mem_bytes: smem as u32,
+            shared_mem_bytes: smem,
         };
         let (p, lda, nsel) = (self.cols as u64, self.lda as u64, x.len() as u32);
         // SAFETY: sg_spvm_T_pPT(u64 p, u64 lda, u32 nsel, const T* x, const u64* ix, const T* a,

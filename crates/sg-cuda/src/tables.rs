@@ -24,6 +24,9 @@ pub const GROUP_WORDS: usize = 6;
 /// Bits of a trie node word below the link.
 pub const LINK_SHIFT: u32 = 8;
 const SIDE_BIT: u64 = 32;
+// Every level sg-core allows fits the 5-bit level field of a node word (and keeps the sweep's
+// odd indices 2p + 1 < 2^31 in u32).
+const _: () = assert!(sg_core::MAX_LEVEL <= 31);
 
 /// Default target of points per sweep work group (see [`SweepTable::new`]).
 pub const DEFAULT_GROUP_POINTS: u64 = 4096;
@@ -266,4 +269,46 @@ fn make_groups(chains: &[Chain], group_points: u64) -> Vec<u32> {
         groups.extend_from_slice(&[ci as u32, 1, 0, c.h, c.top(), c.s]);
     }
     groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every level sg-core allows fits the 5-bit level field without touching the side bit, and
+    /// the fields come back unchanged at the extremes of the 56-bit link.
+    #[test]
+    fn node_words_round_trip() {
+        for level in 0..=sg_core::MAX_LEVEL {
+            for side in [0, 1] {
+                for link in [0u64, 1, 0xff, 1 << 31, (1 << 32) + 5, (1 << (64 - LINK_SHIFT)) - 1] {
+                    let w = node_word(Kind { level, side }, link);
+                    assert_eq!((node_level(w), node_side(w), node_link(w)), (level, side, link));
+                    assert_eq!(node_bits(w), level.saturating_sub(1));
+                }
+            }
+        }
+    }
+
+    /// The host's layout constants are the kernels' (`#define`s in the embedded sources).
+    #[test]
+    fn layout_constants_match_the_kernel_sources() {
+        let source = |name: &str| {
+            cuda_kernels::embedded_modules().iter().find(|m| m.name == name).expect("embedded module").source
+        };
+        let eval = source("sg/sg_evaluate");
+        for define in [
+            format!("#define SG_LEVEL_MASK {}u", 31),
+            format!("#define SG_SIDE_BIT {SIDE_BIT}u"),
+            format!("#define SG_LINK_SHIFT {LINK_SHIFT}"),
+            format!("#define SG_NONE 0x{NONE:x}ull"),
+            format!("#define SG_GENERIC_MAX_D {}", crate::emulate::GENERIC_MAX_D),
+        ] {
+            assert!(eval.contains(&define), "sg_evaluate lacks `{define}`");
+        }
+        let sweep = source("sg/sg_hierarchize");
+        assert!(sweep.contains(&format!("#define SG_GROUP_WORDS {GROUP_WORDS}")));
+        assert!(sweep.contains(&format!("#define SG_NONE 0x{NONE:x}ull")));
+        assert_eq!(sg_core::MAX_DIM, crate::emulate::GENERIC_MAX_D, "the generic kernel covers every d");
+    }
 }

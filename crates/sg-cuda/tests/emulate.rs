@@ -11,6 +11,7 @@ use rand::Rng;
 use sg_core::{GridSpec, Real, reference as r};
 use sg_cuda::emulate;
 use sg_cuda::tables::{SweepTable, TrieTable, node_link};
+use sg_cuda::{EvalConfig, SpvmConfig};
 
 fn check_sweeps<T: Real>(g: &mut TestRng, spec: &GridSpec, ncomp: usize, group_points: u64, tol: f64) {
     let n = spec.len() as usize * ncomp;
@@ -152,16 +153,26 @@ fn emulate_leaf_offsets(nodes: &[u64], d: usize) -> Vec<u64> {
     out
 }
 
+/// A random launch configuration of the evaluation kernels.
+fn random_eval_config(g: &mut TestRng) -> EvalConfig {
+    EvalConfig {
+        block_size: [32, 96, 128, 256][g.random_range(0..4)],
+        points_per_thread: [None, Some(1), Some(2), Some(4)][g.random_range(0..4)],
+        stage_trie: g.random_bool(0.5),
+    }
+}
+
 fn check_eval<T: Real>(g: &mut TestRng, spec: &GridSpec, ncomp: usize, m: usize, tol: f64) {
     let d = spec.dim();
     let trie = TrieTable::new(spec).unwrap();
     let values: Vec<T> = random_values(g, spec.len() as usize * ncomp);
     let points: Vec<T> = random_points(g, m, d);
-    let regs = emulate::evaluate_regs(trie.nodes(), d, &values, ncomp, &points);
-    let generic = emulate::evaluate_generic(trie.nodes(), d, &values, ncomp, &points);
+    let cfg = random_eval_config(g);
+    let regs = emulate::evaluate_regs(trie.nodes(), d, &values, ncomp, &points, &cfg);
+    let generic = emulate::evaluate_generic(trie.nodes(), d, &values, ncomp, &points, &cfg);
     let e1 = common::eval_err(spec, &values, ncomp, &points, &regs);
     let e2 = common::eval_err(spec, &values, ncomp, &points, &generic);
-    assert!(e1 <= tol && e2 <= tol, "{spec:?} m {m}: regs {e1:e}, generic {e2:e}");
+    assert!(e1 <= tol && e2 <= tol, "{spec:?} m {m} {cfg:?}: regs {e1:e}, generic {e2:e}");
     // Both walks visit the nodes in the same order: identical results.
     assert!(regs.iter().zip(&generic).all(|(a, b)| Real::to_f64(*a).to_bits() == Real::to_f64(*b).to_bits()));
 }
@@ -176,6 +187,58 @@ fn eval_emulation_equals_reference() {
     }
     for spec in specs(&mut g, 4) {
         check_eval::<f64>(&mut g, &spec, 3, 33, 1e-12);
+    }
+    for spec in common::high_dim_specs(&mut g) {
+        let m = AWKWARD_M[g.random_range(0..AWKWARD_M.len())];
+        check_eval::<f64>(&mut g, &spec, 1, m, 1e-12);
+        check_eval::<f32>(&mut g, &spec, 1, m, 1e-5);
+    }
+    check_eval::<f64>(&mut g, &GridSpec::regular(9, 1).unwrap().with_boundary(), 1, 33, 1e-12);
+    // The generic kernel's range (d > 16), as the device test runs it (boundary grids have at
+    // least 3^d points there: too many for a test).
+    check_eval::<f64>(&mut g, &GridSpec::regular(18, 2).unwrap(), 1, 97, 1e-12);
+    check_eval::<f32>(&mut g, &GridSpec::regular(17, 3).unwrap(), 1, 33, 1e-5);
+}
+
+/// The kernels' thread-to-row mapping at every pt and several block sizes, for batch sizes around
+/// the block's point count `bs · pt` (and not multiples of it): every row is written exactly once
+/// (the emulator asserts it and starts from NaN) with the reference value; results do not depend
+/// on the launch configuration or on staging.
+#[test]
+fn eval_launch_geometry_covers_every_row_once() {
+    let mut g = rng("eval_launch_geometry_covers_every_row_once");
+    let spec = GridSpec::truncated(3, 4, &[2, 4, 3]).unwrap().with_boundary();
+    let trie = TrieTable::new(&spec).unwrap();
+    let values: Vec<f64> = random_values(&mut g, spec.len() as usize * 2);
+    for bs in [32u32, 96, 128] {
+        for pt in [1u32, 2, 4] {
+            let per_block = (bs * pt) as usize;
+            for m in [0, 1, 31, 33, per_block - 1, per_block, per_block + 1, 2 * per_block + 5] {
+                let points: Vec<f64> = random_points(&mut g, m, 3);
+                let mut want = None;
+                for stage_trie in [true, false] {
+                    let cfg = EvalConfig { block_size: bs, points_per_thread: Some(pt), stage_trie };
+                    let got = emulate::evaluate_regs(trie.nodes(), 3, &values, 2, &points, &cfg);
+                    let e = common::eval_err(&spec, &values, 2, &points, &got);
+                    assert!(e <= 1e-12, "bs {bs} pt {pt} m {m}: {e:e}");
+                    let generic = emulate::evaluate_generic(trie.nodes(), 3, &values, 2, &points, &cfg);
+                    assert_eq!(got, generic);
+                    assert_eq!(want.get_or_insert_with(|| got.clone()), &got);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn staging_copies_every_node() {
+    let mut g = rng("staging_copies_every_node");
+    for n in [1usize, 31, 32, 33, 1000] {
+        let nodes: Vec<u64> = (0..n).map(|_| g.random::<u64>() >> 1).collect();
+        for bs in [32, 96, 1024] {
+            assert_eq!(emulate::stage_nodes(&nodes, true, bs), nodes);
+        }
+        assert_eq!(emulate::stage_nodes(&nodes, false, 32), nodes);
     }
 }
 
@@ -198,13 +261,44 @@ fn basis_matches_sg_core() {
 #[test]
 fn spvm_emulation_equals_reference() {
     let mut g = rng("spvm_emulation_equals_reference");
-    for &(rows, p, nsel) in &[(1usize, 1usize, 1usize), (7, 33, 5), (50, 257, 97), (3, 1, 0)] {
+    let cases = [(1usize, 1usize, 1usize), (7, 33, 5), (50, 257, 97), (3, 1, 0), (9, 64, 65), (4, 129, 33)];
+    for &(rows, p, nsel) in &cases {
         let a: Vec<f64> = random_values(&mut g, rows * p);
         let x: Vec<f64> = random_values(&mut g, nsel);
         let ix: Vec<usize> = (0..nsel).map(|_| g.random_range(0..rows)).collect();
         let want = r::spvm(&x, &ix, &a, p).unwrap();
         let ix64: Vec<u64> = ix.iter().map(|&i| i as u64).collect();
-        let got = emulate::spvm(p, p, &x, &ix64, &a, 32);
-        assert!(max_rel(&got, &want) <= 1e-12);
+        // The device matrix's padded rows: lda a multiple of 128 bytes.
+        let lda = p.next_multiple_of(16);
+        let mut padded = vec![f64::NAN; rows.max(1) * lda];
+        for (r, row) in a.chunks(p).enumerate() {
+            padded[r * lda..][..p].copy_from_slice(row);
+        }
+        for block_size in [32, 64, 96] {
+            for outputs_per_thread in [1, 2, 4] {
+                let cfg = SpvmConfig { block_size, outputs_per_thread };
+                let got = emulate::spvm(p, lda, &x, &ix64, &padded, &cfg);
+                assert!(max_rel(&got, &want) <= 1e-12, "rows {rows} p {p} nsel {nsel} {cfg:?}");
+                let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+                let a32: Vec<f32> = padded.iter().map(|&v| v as f32).collect();
+                let want32: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+                let got32 = emulate::spvm(p, lda, &x32, &ix64, &a32, &cfg);
+                assert!(max_rel(&got32, &want32) <= 1e-4, "f32 rows {rows} p {p} nsel {nsel} {cfg:?}");
+            }
+        }
+    }
+}
+
+/// The host's spvm shared-memory size equals the kernel's layout at every legal block size.
+#[test]
+fn spvm_shared_bytes_match_the_kernel_layout() {
+    fn kernel_end<T>(bs: usize) -> usize {
+        let rows_at = size_of::<T>() * bs + (8 - (size_of::<T>() * bs) % 8) % 8;
+        rows_at + 8 * bs
+    }
+    for bs in (32..=1024).step_by(32) {
+        let cfg = SpvmConfig { block_size: bs as u32, outputs_per_thread: 1 };
+        assert_eq!(cfg.shared_bytes::<f32>() as usize, kernel_end::<f32>(bs));
+        assert_eq!(cfg.shared_bytes::<f64>() as usize, kernel_end::<f64>(bs));
     }
 }

@@ -91,10 +91,81 @@ fn gpu_evaluate_matches_reference() {
     for spec in specs(&mut g, 3) {
         check_eval::<f64>(&gpu, &mut g, &spec, 2, 33, 1e-12);
     }
-    // The generic kernel (d > 16).
-    let spec = GridSpec::regular(18, 2).unwrap();
-    check_eval::<f64>(&gpu, &mut g, &spec, 1, 97, 1e-12);
-    check_eval::<f32>(&gpu, &mut g, &spec.with_boundary(), 1, 33, 1e-5);
+    // Every templated depth (specs() stops at d = 12) and a boundary grid at d = 10.
+    for spec in common::high_dim_specs(&mut g) {
+        let m = AWKWARD_M[g.random_range(0..AWKWARD_M.len())];
+        check_eval::<f64>(&gpu, &mut g, &spec, 1, m, 1e-12);
+        check_eval::<f32>(&gpu, &mut g, &spec, 1, m, 1e-5);
+    }
+    check_eval::<f64>(&gpu, &mut g, &GridSpec::regular(10, 2).unwrap().with_boundary(), 1, 97, 1e-12);
+    // The generic kernel (d > 16). Not with boundary: such grids have at least 3^d points.
+    check_eval::<f64>(&gpu, &mut g, &GridSpec::regular(18, 2).unwrap(), 1, 97, 1e-12);
+    check_eval::<f32>(&gpu, &mut g, &GridSpec::regular(17, 3).unwrap(), 1, 33, 1e-5);
+    check_eval::<f64>(&gpu, &mut g, &GridSpec::truncated(20, 3, &[2; 20]).unwrap(), 2, 257, 1e-12);
+}
+
+/// Tries past the 48 KiB default (staging needs the opt-in attribute) and past the opt-in limit
+/// (the kernel must read the trie from global memory): same results staged or not, against the
+/// reference. A block size the kernel's registers do not allow is a configuration error, not a
+/// failed launch.
+#[test]
+fn gpu_evaluate_large_tries_staged_and_from_global() {
+    let Some(gpu) = gpu_or_skip("gpu_evaluate_large_tries_staged_and_from_global") else { return };
+    let mut g = rng("gpu_evaluate_large_tries_staged_and_from_global");
+    let optin = gpu.props().shared_per_block_optin;
+    let mut sizes = Vec::new();
+    for (d, n) in [(16usize, 5u32), (8, 8), (10, 8)] {
+        let spec = GridSpec::regular(d, n).unwrap();
+        let values: Vec<f64> = random_values(&mut g, spec.len() as usize);
+        let dev = DeviceGrid::from_values(&gpu, spec.clone(), 1, &values, SweepConfig::default()).unwrap();
+        sizes.push(dev.trie().bytes());
+        let m = 97;
+        let points: Vec<f64> = random_points(&mut g, m, d);
+        let dev_points = gpu.upload(&points).unwrap();
+        for (bs, pt, stage) in
+            [(128, None, true), (128, None, false), (64, Some(2), true), (1024, Some(4), true)]
+        {
+            let cfg = EvalConfig { block_size: bs, points_per_thread: pt, stage_trie: stage };
+            let mut out = gpu.upload(&vec![f64::NAN; m]).unwrap();
+            match dev.evaluate_device(&gpu, &dev_points, m, &mut out, &cfg) {
+                Ok(()) => {
+                    let got = gpu.download(&out).unwrap();
+                    let e = common::eval_err(&spec, &values, 1, &points, &got);
+                    assert!(e <= 1e-12, "d {d} n {n} trie {} bytes {cfg:?}: {e:e}", dev.trie().bytes());
+                }
+                Err(sg_cuda::Error::Config(msg)) if bs == 1024 => println!("d {d} bs 1024: {msg}"),
+                Err(e) => panic!("d {d} n {n} {cfg:?}: {e}"),
+            }
+        }
+    }
+    assert!(
+        sizes.iter().any(|&b| b > 48 * 1024 && b <= optin),
+        "no trie between 48 KiB and {optin}: {sizes:?}"
+    );
+    assert!(sizes.iter().any(|&b| b > optin), "no trie past {optin} bytes: {sizes:?}");
+}
+
+/// Vector-valued grids through the streamed path: batches that grow and shrink, so each stream's
+/// pinned buffers are reused at smaller sizes and reallocated at larger ones.
+#[test]
+fn gpu_evaluate_stream_vector_grid() {
+    let Some(gpu) = gpu_or_skip("gpu_evaluate_stream_vector_grid") else { return };
+    let mut g = rng("gpu_evaluate_stream_vector_grid");
+    let spec = GridSpec::truncated(3, 5, &[5, 2, 4]).unwrap().with_boundary();
+    let ncomp = 3;
+    let values: Vec<f32> = random_values(&mut g, spec.len() as usize * ncomp);
+    let dev = DeviceGrid::from_values(&gpu, spec.clone(), ncomp, &values, SweepConfig::default()).unwrap();
+    let sizes = [2usize, 5000, 1, 3, 129, 7000, 0, 33];
+    let batches: Vec<Array2<f32>> =
+        sizes.iter().map(|&m| Array2::from_shape_vec((m, 3), random_points(&mut g, m, 3)).unwrap()).collect();
+    let cfg = EvalConfig { block_size: 64, points_per_thread: Some(2), stage_trie: true };
+    let got = dev.evaluate_stream(batches.iter().map(|b| b.view()), &cfg).unwrap();
+    assert_eq!(got.len(), batches.len());
+    for (b, y) in batches.iter().zip(&got) {
+        assert_eq!(y.shape(), &[b.nrows(), ncomp]);
+        let e = common::eval_err(&spec, &values, ncomp, b.as_slice().unwrap(), y.as_slice().unwrap());
+        assert!(e <= 1e-5, "batch of {}: {e:e}", b.nrows());
+    }
 }
 
 #[test]

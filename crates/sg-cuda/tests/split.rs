@@ -82,6 +82,10 @@ fn hetero_rejects_bad_input() {
     assert!(ev.evaluate(Array2::<f32>::from_elem((1, 2), 2.0).view()).is_err());
     assert!(ev.set_cpu_fraction(1.1).is_err());
     assert!(ev.calibrate(0).is_err());
+    // A bad split is an error with or without a GPU.
+    assert!(HeteroEvaluator::new(&grid, None, Split::CpuFraction(1.5)).is_err());
+    assert!(HeteroEvaluator::new(&grid, None, Split::CpuFraction(f64::NAN)).is_err());
+    assert!(HeteroEvaluator::new(&grid, None, Split::Calibrate { sample: 0 }).is_err());
 }
 
 #[test]

@@ -32,6 +32,18 @@ pub(crate) fn specs(r: &mut TestRng, max_d: usize) -> Vec<GridSpec> {
     out
 }
 
+/// The templated depths past [`specs`] (d = 13..=16: regular and truncated; with boundary such
+/// grids would have at least 3^d points).
+pub(crate) fn high_dim_specs(r: &mut TestRng) -> Vec<GridSpec> {
+    let mut out = Vec::new();
+    for d in 13..=16 {
+        out.push(GridSpec::regular(d, 3).unwrap());
+        let c: Vec<u32> = (0..d).map(|_| r.random_range(1..=3)).collect();
+        out.push(GridSpec::truncated(d, 4, &c).unwrap());
+    }
+    out
+}
+
 /// Uniform values in [-1, 1).
 pub(crate) fn random_values<T: Real>(r: &mut TestRng, n: usize) -> Vec<T> {
     (0..n).map(|_| T::from_f64(r.random_range(-1.0..1.0))).collect()
