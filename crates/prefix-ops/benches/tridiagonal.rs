@@ -84,7 +84,10 @@ fn gpu_case<T: prefix_ops::tridiagonal::Real>(
     let mut dx = gpu.zeros::<T>(d.len()).unwrap();
     let batch = GpuBatch::new(&da, &db, &dc, m, layout).unwrap();
     let timer = cuda_kernels::GpuTimer::new(gpu).unwrap();
-    println!("{name}: solver {:?}", prefix_ops::tridiagonal::gpu::choose(m, d.len() / m, layout, size_of::<T>()));
+    println!(
+        "{name}: solver {:?}",
+        prefix_ops::tridiagonal::gpu::choose(m, d.len() / m, layout, size_of::<T>())
+    );
     group.throughput(Throughput::Elements(d.len() as u64));
     group.bench_function(name, |bench| {
         bench.iter_custom(|iters| {

@@ -112,6 +112,43 @@ fn f32_rounding_within_any_order_bound() {
     }
 }
 
+/// The multi-threaded scan combines in a fixed order: each tile is rescanned from the prefix
+/// `P_{i-1} = P_{i-2} ⊕ sum_{i-1}`, tiles cut by length and element size alone. So f32 results
+/// are bit-identical for any number of threads, and equal this sequential model of that order.
+#[test]
+fn parallel_float_scan_is_deterministic_across_thread_counts() {
+    let mut rng = rng("parallel_float_scan_is_deterministic_across_thread_counts");
+    let tile = prefix_ops::scan::parallel::tile_len::<f32>();
+    for n in [prefix_ops::scan::parallel::PAR_THRESHOLD, 5 * tile + 3] {
+        let xs: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        for exclusive in [false, true] {
+            let mut want = xs.clone();
+            let mut before: f32 = Monoid::<f32>::identity(&Add);
+            for part in want.chunks_mut(tile) {
+                let sum = single::reduce(part, Add);
+                if exclusive {
+                    single::exclusive_from(part, before, Add);
+                } else {
+                    single::inclusive_from(part, before, Add);
+                }
+                before = Add.combine(before, sum);
+            }
+            for threads in [2, 3, 5] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let mut got = xs.clone();
+                pool.install(|| {
+                    if exclusive { scan::exclusive(&mut got, Add) } else { scan::inclusive(&mut got, Add) }
+                });
+                let same = got.iter().zip(&want).all(|(g, w)| g.to_bits() == w.to_bits());
+                assert!(
+                    same,
+                    "n={n} exclusive={exclusive} threads={threads}: differs from the tile-order model"
+                );
+            }
+        }
+    }
+}
+
 /// Order is kept: the affine-map composition differs under any operand swap.
 #[test]
 fn non_commutative_order_is_kept() {

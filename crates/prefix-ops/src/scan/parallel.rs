@@ -1,28 +1,43 @@
-//! Multi-threaded scan with rayon: reduce tiles, scan the tile sums, rescan the tiles.
+//! Multi-threaded scan: a CPU version of the GPU's single-pass chained scan.
 //!
-//! The array is split into `4 × threads` contiguous chunks (a little slack for load balance).
-//! Pass 1 reduces every chunk in parallel (read only, vectorised), the chunk sums are scanned
-//! sequentially, and pass 2 rescans every chunk from its offset in parallel. That is two
-//! fork-joins in all: an earlier version walked L2-sized rounds (one read and one write of DRAM
-//! per element, but two fork-joins per 256 KiB) and ran 4x slower than one thread on the shared
-//! 2-core test machine, where every fork-join waits for a descheduled worker.
+//! The array is cut into tiles of [`TILE_BYTES`] (small enough to stay in a core's L2). Workers
+//! take tiles in order from an atomic ticket. For each tile a worker
 //!
-//! Below [`PAR_THRESHOLD`] elements the fork-join overhead outweighs the gain and the callers
-//! use the single-thread path instead.
+//! 1. reduces the tile (one read from memory, which leaves the tile in L2),
+//! 2. waits for the previous tile's inclusive prefix `P_{i-1}` and publishes `P_i = P_{i-1} ⊕ sum_i`,
+//! 3. rescans the tile from `P_{i-1}`, reading it from L2 and writing it once.
+//!
+//! So memory sees one read and one write per element, as in the sequential scan, where the
+//! classic two-pass scan (reduce everything, then rescan everything) reads the data twice from
+//! memory: on the 2-core test machine that cost it a third of its speed. The wait in step 2
+//! is short: the previous tile's owner publishes right after its reduction, before its rescan.
+//!
+//! Tiles are taken in order and a worker only waits for a tile that an earlier ticket already
+//! holds, and whose owner is running. The oldest waiting tile always has a predecessor that has
+//! published, or is reducing (which needs nothing), so the chain always advances: no deadlock,
+//! whatever the number of workers.
+//!
+//! Results are deterministic: every prefix is `P_{i-1} ⊕ sum_i` in tile order, and the tiles
+//! depend only on the length and the element size, not on the number of threads or the timing.
+//!
+//! Below [`PAR_THRESHOLD`] elements the callers use the single-thread path instead.
 
-use rayon::prelude::*;
+use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::op::Monoid;
 use super::single;
 
-/// Inputs shorter than this many elements are scanned on one thread (fork-join and the extra
-/// read pass cost more than they save below about 2^17 elements on a 2-core machine).
+/// Inputs shorter than this many elements are scanned on one thread (starting workers costs
+/// more than a second core saves below about 2^17 elements).
 pub const PAR_THRESHOLD: usize = 1 << 17;
 
-/// Chunks per thread (slack so an unlucky thread does not hold everyone up).
-const CHUNKS_PER_THREAD: usize = 4;
+/// Bytes per tile: half of a 512 KiB L2, so a tile survives between its reduction and its
+/// rescan while the other half serves everything else.
+pub const TILE_BYTES: usize = 256 << 10;
 
-/// Two-pass inclusive (`exclusive == false`) or exclusive scan over all rayon threads.
+/// Inclusive (`exclusive == false`) or exclusive scan over all rayon threads.
 pub fn scan<T: Copy + Send + Sync, M: Monoid<T>>(xs: &mut [T], op: M, exclusive: bool) {
     let threads = rayon::current_num_threads();
     if threads < 2 || xs.len() < PAR_THRESHOLD {
@@ -33,25 +48,101 @@ pub fn scan<T: Copy + Send + Sync, M: Monoid<T>>(xs: &mut [T], op: M, exclusive:
         }
         return;
     }
-    let chunk = xs.len().div_ceil(threads * CHUNKS_PER_THREAD);
-    // Pass 1: one reduction per chunk, in parallel.
-    let sums: Vec<T> = xs.par_chunks(chunk).map(|c| single::reduce(c, op)).collect();
-    // The chunk offsets, sequentially, in order.
-    let mut carry = op.identity();
-    let offsets: Vec<T> = sums
-        .into_iter()
-        .map(|s| {
-            let off = carry;
-            carry = op.combine(carry, s);
-            off
-        })
-        .collect();
-    // Pass 2: rescan every chunk from its offset.
-    xs.par_chunks_mut(chunk).zip(offsets.par_iter()).for_each(|(c, &off)| {
-        if exclusive {
-            single::exclusive_from(c, off, op);
-        } else {
-            single::inclusive_from(c, off, op);
+    let tile = tile_len::<T>();
+    let tiles = xs.len().div_ceil(tile);
+    let chain = Chain::<T>::new(tiles);
+    let ticket = AtomicUsize::new(0);
+    let (len, data) = (xs.len(), SharedMut(xs.as_mut_ptr()));
+    let worker = || {
+        loop {
+            let i = ticket.fetch_add(1, Ordering::Relaxed);
+            if i >= tiles {
+                return;
+            }
+            let range = i * tile..((i + 1) * tile).min(len);
+            // SAFETY: each ticket is handed out once, so tile `i` is this worker's alone, and
+            // `xs` outlives the scope below.
+            let part = unsafe { std::slice::from_raw_parts_mut(data.get().add(range.start), range.len()) };
+            let sum = single::reduce(part, op);
+            let before = if i == 0 { op.identity() } else { chain.wait(i - 1) };
+            chain.publish(i, op.combine(before, sum));
+            if exclusive {
+                single::exclusive_from(part, before, op);
+            } else {
+                single::inclusive_from(part, before, op);
+            }
         }
+    };
+    rayon::scope(|s| {
+        for _ in 1..threads.min(tiles) {
+            s.spawn(|_| worker());
+        }
+        worker();
     });
+}
+
+/// Elements per tile: [`TILE_BYTES`] worth, a multiple of the single-thread block length so
+/// that tiles split the array where the single-thread scan's blocks do.
+pub fn tile_len<T>() -> usize {
+    (TILE_BYTES / size_of::<T>().max(1)).next_multiple_of(single::LANES)
+}
+
+/// The inclusive prefixes of the tiles, each published once.
+struct Chain<T> {
+    slots: Vec<Slot<T>>,
+}
+
+struct Slot<T> {
+    ready: AtomicBool,
+    value: UnsafeCell<MaybeUninit<T>>,
+}
+
+// SAFETY: a slot's value is written once, before `ready` is set with release ordering, and read
+// only after `ready` is seen with acquire ordering; `T: Send` lets the value cross threads.
+unsafe impl<T: Send> Sync for Chain<T> {}
+
+impl<T: Copy> Chain<T> {
+    fn new(tiles: usize) -> Self {
+        let slots = (0..tiles)
+            .map(|_| Slot { ready: AtomicBool::new(false), value: UnsafeCell::new(MaybeUninit::uninit()) })
+            .collect();
+        Chain { slots }
+    }
+
+    fn publish(&self, i: usize, prefix: T) {
+        let slot = &self.slots[i];
+        // SAFETY: only the owner of tile `i` writes slot `i`, once, and nobody reads it before
+        // `ready` is set below.
+        unsafe { (*slot.value.get()).write(prefix) };
+        slot.ready.store(true, Ordering::Release);
+    }
+
+    /// The inclusive prefix of tile `i`, once its owner has published it. Spins briefly, then
+    /// yields, so a descheduled owner on a loaded machine gets the core back.
+    fn wait(&self, i: usize) -> T {
+        let slot = &self.slots[i];
+        let mut spins = 0u32;
+        while !slot.ready.load(Ordering::Acquire) {
+            if spins < 1 << 10 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        // SAFETY: `ready` (acquire) orders this read after the owner's write.
+        unsafe { (*slot.value.get()).assume_init() }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct SharedMut<T>(*mut T);
+// SAFETY: used only to hand disjoint tiles to different threads (see `scan`).
+unsafe impl<T: Send> Send for SharedMut<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for SharedMut<T> {}
+impl<T> SharedMut<T> {
+    fn get(&self) -> *mut T {
+        self.0
+    }
 }
