@@ -4,6 +4,7 @@
 
 mod error;
 pub mod scan;
+mod shared_mut;
 pub mod sort;
 pub mod tridiagonal;
 

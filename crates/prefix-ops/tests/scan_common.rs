@@ -92,3 +92,13 @@ pub fn random_offsets(rng: &mut impl Rng, n: usize, segments: usize) -> Vec<usiz
     offsets.push(n);
     offsets
 }
+
+/// Head flags of the segments starting at `offsets` in `n` elements (offsets at `n`, which
+/// start empty trailing segments, flag nothing).
+pub fn heads_of(offsets: &[usize], n: usize) -> Vec<bool> {
+    let mut heads = vec![false; n];
+    for &o in offsets.iter().filter(|&&o| o < n) {
+        heads[o] = true;
+    }
+    heads
+}

@@ -9,7 +9,7 @@ use hetkit_testkit::rng;
 use prefix_ops::Error;
 use prefix_ops::scan::{self, Add, Max, Min, Monoid, Mul, reference, single};
 use rand::Rng;
-use scan_common::{Compose, Elem, Kind, SIZES, Sample, random_maps, random_offsets, random_vec};
+use scan_common::{Compose, Elem, Kind, SIZES, Sample, heads_of, random_maps, random_offsets, random_vec};
 
 /// Every CPU entry point for whole arrays against the reference, bit for bit.
 fn check_array<T: Elem, M: Monoid<T> + std::fmt::Debug>(xs: &[T], op: M) {
@@ -226,12 +226,7 @@ fn check_segments<T: Elem, M: Monoid<T> + std::fmt::Debug>(xs: &[T], offsets: &[
     scan::exclusive_segments(&mut got, offsets, op).unwrap();
     assert_eq!(got, want_exc, "exclusive_segments {op:?}");
     // The same segments as head flags (empty segments have no head of their own).
-    let mut heads = vec![false; xs.len()];
-    for &o in &offsets[..offsets.len().saturating_sub(1)] {
-        if o < xs.len() {
-            heads[o] = true;
-        }
-    }
+    let heads = heads_of(offsets, xs.len());
     let mut got = xs.to_vec();
     scan::inclusive_flagged(&mut got, &heads, op).unwrap();
     assert_eq!(got, want_inc, "inclusive_flagged {op:?}");

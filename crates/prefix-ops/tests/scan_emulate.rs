@@ -7,7 +7,7 @@ mod scan_common;
 use hetkit_testkit::rng;
 use prefix_ops::scan::emulate::{self, Network, Shape};
 use prefix_ops::scan::{Add, Max, Monoid, reference};
-use scan_common::{Compose, Elem, Kind, random_maps, random_offsets, random_vec};
+use scan_common::{Compose, Elem, Kind, heads_of, random_maps, random_offsets, random_vec};
 
 const NETS: [Network; 3] = [Network::KoggeStone, Network::Sklansky, Network::LadnerFischer];
 const SIZES: [usize; 8] = [0, 1, 31, 32, 33, 1023, 1025, 20_011];
@@ -64,12 +64,7 @@ fn emulated_segments_match_reference() {
     for &n in &SIZES {
         let xs = random_maps(&mut rng, n);
         let offsets = random_offsets(&mut rng, n, n / 5 + 2);
-        let mut heads = vec![false; n];
-        for &o in &offsets {
-            if o < n {
-                heads[o] = true;
-            }
-        }
+        let heads = heads_of(&offsets, n);
         for exclusive in [false, true] {
             let mut want = xs.clone();
             if exclusive {

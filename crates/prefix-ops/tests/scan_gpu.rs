@@ -13,7 +13,7 @@ use prefix_ops::scan::emulate::{self, Network, Shape};
 use prefix_ops::scan::gpu::{self, Layout, UserOp};
 use prefix_ops::scan::{Add, BuiltinOp, Max, Min, Mul, reference};
 use rand::Rng;
-use scan_common::{Kind, SIZES, Sample, random_offsets, random_vec};
+use scan_common::{Kind, SIZES, Sample, heads_of, random_offsets, random_vec};
 
 /// A value no correct scan writes (NaN for floats, a marker for integers).
 trait Poison: GpuScalar + Sample {
@@ -389,12 +389,7 @@ fn gpu_f64_heads_match_emulation() {
     for (g, n) in [(3, 1000), (2, 5000), (1, 70_001)] {
         let xs: Vec<f64> = (0..g * n).map(|_| rng.random_range(-1.0..1.0)).collect();
         let offsets = random_offsets(&mut rng, g * n, 40);
-        let mut heads = vec![false; g * n];
-        for &o in &offsets {
-            if o < g * n {
-                heads[o] = true;
-            }
-        }
+        let heads = heads_of(&offsets, g * n);
         let off = gpu.upload(&offsets.iter().map(|&o| o as u64).collect::<Vec<_>>()).unwrap();
         for exclusive in [false, true] {
             let opts = ScanOptions { kernel: Some(Kernel::LookbackRows), network: Network::KoggeStone };
@@ -468,12 +463,7 @@ fn gpu_user_operator_layouts_and_types() {
     let xs: Vec<f64> = (0..g * n).map(|_| rng.random_range(-1.0..1.0)).collect();
     let xf: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
     let offsets = random_offsets(&mut rng, g * n, 17);
-    let mut heads = vec![false; g * n];
-    for &o in &offsets {
-        if o < g * n {
-            heads[o] = true;
-        }
-    }
+    let heads = heads_of(&offsets, g * n);
     let off = gpu.upload(&offsets.iter().map(|&o| o as u64).collect::<Vec<_>>()).unwrap();
     for exclusive in [false, true] {
         let user = |xs: &[f64], layout: Layout<'_>| {

@@ -31,6 +31,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::op::Monoid;
 use super::single;
+use crate::shared_mut::SharedMut;
 
 /// Inputs shorter than this many elements are scanned on one thread (starting workers costs
 /// more than a second core saves below about 2^17 elements).
@@ -55,7 +56,7 @@ pub fn scan<T: Copy + Send + Sync, M: Monoid<T>>(xs: &mut [T], op: M, exclusive:
     let tiles = xs.len().div_ceil(tile);
     let chain = Chain::<T>::new(tiles);
     let ticket = AtomicUsize::new(0);
-    let (len, data) = (xs.len(), SharedMut(xs.as_mut_ptr()));
+    let (len, data) = (xs.len(), SharedMut::new(xs));
     let worker = || {
         loop {
             let i = ticket.fetch_add(1, Ordering::Relaxed);
@@ -135,17 +136,5 @@ impl<T: Copy> Chain<T> {
         }
         // SAFETY: `ready` (acquire) orders this read after the owner's write.
         unsafe { (*slot.value.get()).assume_init() }
-    }
-}
-
-#[derive(Clone, Copy)]
-struct SharedMut<T>(*mut T);
-// SAFETY: used only to hand disjoint tiles to different threads (see `scan`).
-unsafe impl<T: Send> Send for SharedMut<T> {}
-// SAFETY: as above.
-unsafe impl<T: Send> Sync for SharedMut<T> {}
-impl<T> SharedMut<T> {
-    fn get(&self) -> *mut T {
-        self.0
     }
 }

@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 
 use super::real::Real;
+use crate::shared_mut::SharedMut;
 use crate::{Error, Result};
 
 /// Column blocks of [`thomas_interleaved`] are multiples of this many systems: 8 `f64` fill one
@@ -190,7 +191,7 @@ pub(crate) fn thomas_interleaved<T: Real>(
     let width = block_width(systems, rayon::current_num_threads());
     // Each task owns whole column blocks, but their rows are scattered through `d`, so tasks
     // write through a shared pointer to disjoint indices.
-    let out = SharedMut(d.as_mut_ptr());
+    let out = SharedMut::new(d);
     (0..systems.div_ceil(width)).into_par_iter().try_for_each_init(
         || vec![T::zero(); m * width],
         |scratch, q| {
@@ -211,18 +212,6 @@ pub(crate) fn thomas_interleaved<T: Real>(
 /// about 1024 the per-row working set leaves L1.
 fn block_width(systems: usize, threads: usize) -> usize {
     systems.div_ceil(threads.max(1)).next_multiple_of(LANES).clamp(64, 1024)
-}
-
-#[derive(Clone, Copy)]
-struct SharedMut<T>(*mut T);
-// SAFETY: used only to write disjoint indices from different threads (see thomas_interleaved).
-unsafe impl<T: Send> Send for SharedMut<T> {}
-// SAFETY: as above.
-unsafe impl<T: Send> Sync for SharedMut<T> {}
-impl<T> SharedMut<T> {
-    fn get(&self) -> *mut T {
-        self.0
-    }
 }
 
 /// Systems `g0 .. g0 + width` of an interleaved batch.
