@@ -2,11 +2,12 @@
 // of §5.5.3). Each thread owns PT outputs j = b * blockDim.x * PT + q * blockDim.x + threadIdx.x,
 // so for every selected row a warp reads 32 consecutive matrix values (coalesced) and every thread
 // of the block reads the same x[i], ix[i] (staged in shared memory, broadcast). The selected rows
-// are visited in chunks of blockDim.x.
+// are visited in chunks of blockDim.x. A row index at or past `nrows` reads no memory: its
+// coefficient becomes NaN (applied to row 0), so every output says the input was bad.
 #include "../common/types.cuh"
 
 template <typename T, int PT>
-__device__ void sg_spvm(u64 p, u64 lda, u32 nsel, const T* __restrict__ x, const u64* __restrict__ ix,
+__device__ void sg_spvm(u64 p, u64 lda, u64 nrows, u32 nsel, const T* __restrict__ x, const u64* __restrict__ ix,
                         const T* __restrict__ a, T* __restrict__ y) {
     extern __shared__ unsigned char sg_spvm_smem[];
     T* xs = (T*)sg_spvm_smem;
@@ -18,8 +19,10 @@ __device__ void sg_spvm(u64 p, u64 lda, u32 nsel, const T* __restrict__ x, const
     for (u32 i0 = 0; i0 < nsel; i0 += blockDim.x) {
         const u32 chunk = nsel - i0 < blockDim.x ? nsel - i0 : blockDim.x;
         if (threadIdx.x < chunk) {
-            xs[threadIdx.x] = x[i0 + threadIdx.x];
-            rows[threadIdx.x] = ix[i0 + threadIdx.x];
+            const u64 r = ix[i0 + threadIdx.x];
+            const bool ok = r < nrows;
+            xs[threadIdx.x] = ok ? x[i0 + threadIdx.x] : (T)__int_as_float(0x7fc00000);  // quiet NaN
+            rows[threadIdx.x] = ok ? r : 0;
         }
         __syncthreads();
         for (u32 i = 0; i < chunk; ++i) {
@@ -42,9 +45,9 @@ __device__ void sg_spvm(u64 p, u64 lda, u32 nsel, const T* __restrict__ x, const
 }
 
 #define SG_SPVM(T, SUF, PT)                                                                         \
-    extern "C" __global__ void sg_spvm_##SUF##_p##PT(u64 p, u64 lda, u32 nsel, const T* x, const u64* ix, \
-                                                     const T* a, T* y) {                          \
-        sg_spvm<T, PT>(p, lda, nsel, x, ix, a, y);                                                \
+    extern "C" __global__ void sg_spvm_##SUF##_p##PT(u64 p, u64 lda, u64 nrows, u32 nsel, const T* x,     \
+                                                     const u64* ix, const T* a, T* y) {           \
+        sg_spvm<T, PT>(p, lda, nrows, nsel, x, ix, a, y);                                         \
     }
 
 SG_SPVM(float, f32, 1)

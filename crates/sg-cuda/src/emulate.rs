@@ -293,6 +293,7 @@ pub fn evaluate_generic<T: Real>(
 pub const GENERIC_MAX_D: usize = 64;
 
 /// `sg_spvm_*_pPT` launched as `spvm_device` launches it: `y[j] = Σ_i x[i] · a[ix[i] · lda + j]`
+/// (a row index at or past `a.len() / lda` contributes NaN, as on the device)
 /// with the kernel's thread mapping (thread `tid` of block `b` owns outputs
 /// `b · bs · pt + q · bs + tid`), its chunks of `blockDim.x` selected rows staged in the shared
 /// layout `[x chunk | pad to 8 bytes | row chunk]` (checked against the host's byte count) and
@@ -319,9 +320,14 @@ pub fn spvm<T: Real>(p: usize, lda: usize, x: &[T], ix: &[u64], a: &[T], cfg: &S
         let mut i0 = 0usize;
         while i0 < nsel {
             let chunk = (nsel - i0).min(bs);
-            // Threads 0..chunk stage one coefficient and one row index each.
-            xs[..chunk].copy_from_slice(&x[i0..i0 + chunk]);
-            rows[..chunk].copy_from_slice(&ix[i0..i0 + chunk]);
+            // Threads 0..chunk stage one coefficient and one row index each; a row past the
+            // matrix stages NaN on row 0.
+            let nrows = (a.len() / lda.max(1)) as u64;
+            for t in 0..chunk {
+                let (r, ok) = (ix[i0 + t], ix[i0 + t] < nrows);
+                xs[t] = if ok { x[i0 + t] } else { T::nan() };
+                rows[t] = if ok { r } else { 0 };
+            }
             for tid in 0..bs {
                 for i in 0..chunk {
                     for q in 0..pt {

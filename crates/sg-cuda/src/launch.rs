@@ -102,8 +102,8 @@ mod tests {
     const EVAL_GENERIC: [usize; 10] = [8, 8, 4, 4, 8, 4, 4, 8, 8, 8];
     // hierarchize.rs: groups, chains, stride: u32, ncomp: u32, values.
     const SWEEP: [usize; 5] = [8, 8, 4, 4, 8];
-    // spvm.rs: p: u64, lda: u64, nsel: u32, x, ix, a, y.
-    const SPVM: [usize; 7] = [8, 8, 4, 8, 8, 8, 8];
+    // spvm.rs: p: u64, lda: u64, nrows: u64, nsel: u32, x, ix, a, y.
+    const SPVM: [usize; 8] = [8, 8, 8, 4, 8, 8, 8, 8];
 
     fn check_type<T: GpuScalar>(eval: &str, sweep: &str, spvm: &str) {
         for d in 1..=MAX_TEMPLATED_DIM + 2 {

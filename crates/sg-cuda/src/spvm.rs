@@ -86,8 +86,9 @@ impl<T: DeviceReal> DeviceMatrix<T> {
         Ok(self.gpu.download(&y)?)
     }
 
-    /// spvm on device buffers (row indices must be `< rows()`; not checked here), queued on the
-    /// matrix's stream.
+    /// spvm on device buffers, queued on the matrix's stream. Row indices are checked on the
+    /// device without a round trip: one at or past `rows()` reads nothing and makes every output
+    /// NaN.
     ///
     /// # Errors
     /// [`Error::Shape`] for mismatched lengths; [`Error::Config`]; launch failures.
@@ -121,13 +122,14 @@ impl<T: DeviceReal> DeviceMatrix<T> {
             block_dim: (cfg.block_size, 1, 1),
             shared_mem_bytes: smem,
         };
-        let (p, lda, nsel) = (self.cols as u64, self.lda as u64, x.len() as u32);
-        // SAFETY: sg_spvm_T_pPT(u64 p, u64 lda, u32 nsel, const T* x, const u64* ix, const T* a,
-        // T* y): x and ix hold nsel entries, every ix < rows (caller contract), a holds rows · lda
-        // values with p <= lda, y at least p; the shared memory size matches the kernel's layout.
+        let (p, lda, nrows, nsel) = (self.cols as u64, self.lda as u64, self.rows as u64, x.len() as u32);
+        // SAFETY: sg_spvm_T_pPT(u64 p, u64 lda, u64 nrows, u32 nsel, const T* x, const u64* ix,
+        // const T* a, T* y): x and ix hold nsel entries, a holds nrows · lda values with
+        // p <= lda and the kernel reads only rows below nrows, y holds at least p; the shared
+        // memory size matches the kernel's layout.
         unsafe {
             self.gpu.launch(&func, launch, |a| {
-                a.arg(&p).arg(&lda).arg(&nsel).arg(x).arg(ix).arg(&self.data).arg(y);
+                a.arg(&p).arg(&lda).arg(&nrows).arg(&nsel).arg(x).arg(ix).arg(&self.data).arg(y);
             })?;
         }
         Ok(())

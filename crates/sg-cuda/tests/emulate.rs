@@ -289,6 +289,18 @@ fn spvm_emulation_equals_reference() {
     }
 }
 
+/// A row index past the matrix reads nothing and turns every output into NaN.
+#[test]
+fn spvm_emulation_poisons_outputs_for_a_row_past_the_matrix() {
+    let (rows, p, lda) = (4usize, 37usize, 48usize);
+    let a = vec![1.0f64; rows * lda];
+    let cfg = SpvmConfig { block_size: 32, outputs_per_thread: 2 };
+    let good = emulate::spvm(p, lda, &[1.0, 2.0], &[0, 3], &a, &cfg);
+    assert!(good.iter().all(|&v| v == 3.0));
+    let bad = emulate::spvm(p, lda, &[1.0, 2.0, 3.0], &[0, rows as u64, 3], &a, &cfg);
+    assert!(bad.iter().all(|v| v.is_nan()), "{bad:?}");
+}
+
 /// The host's spvm shared-memory size equals the kernel's layout at every legal block size.
 #[test]
 fn spvm_shared_bytes_match_the_kernel_layout() {

@@ -211,6 +211,26 @@ fn gpu_spvm_matches_reference() {
     }
 }
 
+/// `spvm_device` trusts no index: a row past the matrix reads nothing and poisons the result.
+#[test]
+fn gpu_spvm_device_row_past_the_matrix_gives_nan() {
+    let Some(gpu) = gpu_or_skip("gpu_spvm_device_row_past_the_matrix_gives_nan") else { return };
+    let (rows, p) = (5usize, 70usize);
+    let dm = DeviceMatrix::upload(&gpu, &vec![1.0f32; rows * p], p).unwrap();
+    let x = gpu.upload(&[1.0f32, 2.0, 3.0]).unwrap();
+    let mut y = gpu.zeros::<f32>(p).unwrap();
+    for (ix, poisoned) in [([0u64, 4, 2], false), ([0, rows as u64, 2], true), ([0, u64::MAX, 2], true)] {
+        let dix = gpu.upload(&ix).unwrap();
+        dm.spvm_device(&x, &dix, &mut y, &SpvmConfig::default()).unwrap();
+        let got = gpu.download(&y).unwrap();
+        if poisoned {
+            assert!(got.iter().all(|v| v.is_nan()), "{ix:?}: {got:?}");
+        } else {
+            assert!(got.iter().all(|&v| v == 6.0), "{ix:?}: {got:?}");
+        }
+    }
+}
+
 #[test]
 fn gpu_bad_shapes_are_errors() {
     let Some(gpu) = gpu_or_skip("gpu_bad_shapes_are_errors") else { return };
