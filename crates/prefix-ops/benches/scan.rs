@@ -1,5 +1,5 @@
 //! Scan benchmarks. CPU: a plain sequential loop vs the vectorised single-thread scan vs the
-//! rayon two-pass scan on 2^24 f32, and batched rows. GPU (skipped without a device): the
+//! multi-threaded chained scan on 2^24 f32, and batched rows. GPU (skipped without a device): the
 //! look-back scan of 2^24 and 2^28 f32, batched rows of 256 / 1024 / 4096 (2^24 in all) and
 //! segmented with uniform 1..2048 lengths, timed with CUDA events, in GB/s (read + write).
 //!
@@ -30,7 +30,7 @@ fn cpu(c: &mut Criterion) {
     let mut buf = xs.clone();
     g.bench_function("sequential_loop", |b| b.iter(|| reference::inclusive(black_box(&mut buf), Add)));
     g.bench_function("single_thread_simd", |b| b.iter(|| single::inclusive(black_box(&mut buf), Add)));
-    g.bench_function(format!("rayon_{}_threads", rayon::current_num_threads()), |b| {
+    g.bench_function(format!("chained_{}_threads", rayon::current_num_threads()), |b| {
         b.iter(|| scan::inclusive(black_box(&mut buf), Add))
     });
     for row in [256usize, 1024, 4096] {
