@@ -2,6 +2,7 @@
 # Runs the bundle made by scripts/gpu-bundle.sh on a GPU machine (no Rust toolchain needed).
 #   run.sh [test] [FILTER]     every test binary with HETKIT_REQUIRE_GPU=1; when the build embedded
 #                              nvcc PTX, a second pass with HETKIT_FORCE_NVRTC=1 tests the NVRTC path
+#                              (HETKIT_PASSES=ptx or =nvrtc runs one of the two)
 #   run.sh bench [FILTER]      every criterion bench
 #   run.sh sanitize [FILTER]   compute-sanitizer memcheck and racecheck over the GPU tests
 #   run.sh tour                the demonstration example
@@ -77,6 +78,8 @@ case "$mode" in
 test)
     passes=("ptx")
     [ "$(cat "$here/PTX_EMBEDDED" 2>/dev/null)" = 1 ] && passes+=("nvrtc")
+    # HETKIT_PASSES="ptx" or "nvrtc" runs one pass only (to split a run across time limits).
+    if [ -n "${HETKIT_PASSES:-}" ]; then read -r -a passes <<<"$HETKIT_PASSES"; fi
     for pass in "${passes[@]}"; do
         for bin in "$here"/tests/*; do
             if [ "$pass" = nvrtc ]; then
