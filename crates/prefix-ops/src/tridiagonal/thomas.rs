@@ -200,7 +200,7 @@ pub(crate) fn thomas_interleaved<T: Real>(
             // SAFETY: every (row, system) index written by this block, k * systems + g with
             // g0 <= g < g0 + width, belongs to this block alone, and `d` outlives the loop.
             let d = unsafe { std::slice::from_raw_parts_mut(out.get(), m * systems) };
-            view.solve(d, scratch)
+            view.solve_dispatch(d, scratch)
         },
     )
 }
@@ -231,9 +231,28 @@ impl<T: Real> Interleaved<'_, T> {
         start..start + self.width
     }
 
+    /// [`solve`](Self::solve), compiled for AVX2 when the CPU has it: 4 `f64` or 8 `f32` per
+    /// division and multiply instead of 2 or 4. Rust never contracts into FMA, so both builds
+    /// round identically.
+    fn solve_dispatch(&self, d: &mut [T], scratch: &mut [T]) -> Result<()> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { self.solve_avx2(d, scratch) };
+        }
+        self.solve(d, scratch)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn solve_avx2(&self, d: &mut [T], scratch: &mut [T]) -> Result<()> {
+        self.solve(d, scratch)
+    }
+
     /// Thomas on the block's systems at once, one reciprocal per row and system. `scratch`
     /// (`m * width`) holds `c'`; `d` is overwritten with `d'`, then with `x`. Pivots are checked
     /// once per row over the block (an or-reduction), the failing system searched only on error.
+    #[inline(always)]
     fn solve(&self, d: &mut [T], scratch: &mut [T]) -> Result<()> {
         let (m, w) = (self.m, self.width);
         for k in 0..m {
@@ -279,6 +298,7 @@ impl<T: Real> Interleaved<'_, T> {
 }
 
 /// Row 0 of a block: `c' = c / b`, `d' = d / b`. Returns whether a pivot is zero.
+#[inline(always)]
 fn first_row<T: Real>(b: &[T], c: &[T], d: &mut [T], cp: &mut [T]) -> bool {
     let mut zero = false;
     for (((&b, &c), d), cp) in b.iter().zip(c).zip(d.iter_mut()).zip(cp.iter_mut()) {
@@ -291,6 +311,7 @@ fn first_row<T: Real>(b: &[T], c: &[T], d: &mut [T], cp: &mut [T]) -> bool {
 }
 
 /// Row k > 0 of a block from row k-1's `c'` and `d'`. Returns whether a pivot is zero.
+#[inline(always)]
 fn next_row<T: Real>(a: &[T], b: &[T], c: &[T], cprev: &[T], dprev: &[T], d: &mut [T], cp: &mut [T]) -> bool {
     let w = d.len();
     let (a, b, c, cprev, dprev, cp) = (&a[..w], &b[..w], &c[..w], &cprev[..w], &dprev[..w], &mut cp[..w]);
@@ -387,5 +408,34 @@ impl<T: Real> ThomasFactors<T> {
             next = d[k] - self.cp[k] * next;
             d[k] = next;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The AVX2 build and the portable build of the interleaved block solver agree bit for bit.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn interleaved_avx2_and_portable_builds_agree_bit_for_bit() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            println!("SKIPPED: no AVX2 on this CPU");
+            return;
+        }
+        let (m, systems) = (37, 83);
+        let f = |i: usize, s: f64| ((i as f64 * s).sin() * 0.5) + 0.1;
+        let a: Vec<f64> = (0..m * systems).map(|i| f(i, 0.37)).collect();
+        let c: Vec<f64> = (0..m * systems).map(|i| f(i, 0.71)).collect();
+        let b: Vec<f64> = a.iter().zip(&c).map(|(a, c)| a.abs() + c.abs() + 1.0).collect();
+        let d: Vec<f64> = (0..m * systems).map(|i| f(i, 0.13)).collect();
+        let view = Interleaved { a: &a, b: &b, c: &c, m, systems, g0: 3, width: 77 };
+        let (mut x1, mut x2) = (d.clone(), d.clone());
+        let mut scratch = vec![0.0; m * 77];
+        view.solve(&mut x1, &mut scratch).unwrap();
+        // SAFETY: AVX2 was detected above.
+        unsafe { view.solve_avx2(&mut x2, &mut scratch) }.unwrap();
+        assert!(x1.iter().zip(&x2).all(|(p, q)| p.to_bits() == q.to_bits()));
+        assert!(x1 != d, "the block was solved");
     }
 }
