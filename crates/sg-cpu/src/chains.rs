@@ -6,7 +6,7 @@
 //! the chain holds one 1-D hierarchical pole, and for fixed `hi` the `2^s` values of `lo` are
 //! contiguous: the hierarchization update is a vector operation over them.
 
-use std::collections::HashMap;
+use rayon::prelude::*;
 
 use sg_core::GridSpec;
 
@@ -44,8 +44,9 @@ impl Chain {
 }
 
 /// The level vector without dimension `t`: packed 5 bits a level when it fits (no allocation,
-/// cheap hashing), else the levels themselves.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// cheap comparisons), else the levels themselves. Only the other dimensions decide the variant,
+/// so all blocks of one chain get the same one.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum ChainKey {
     Packed(u128),
     Levels(Vec<u32>),
@@ -53,7 +54,7 @@ enum ChainKey {
 
 impl ChainKey {
     fn new(levels: &[u32], t: usize) -> Self {
-        if levels.len() * 5 <= 128 && levels.iter().all(|&l| l < 32) {
+        if levels.len() * 5 <= 128 && levels.iter().enumerate().all(|(u, &l)| u == t || l < 32) {
             let packed = levels
                 .iter()
                 .enumerate()
@@ -78,26 +79,30 @@ pub(crate) fn build(spec: &GridSpec) -> Result<Vec<Vec<Chain>>> {
             return Err(Error::BlockTooLarge { level_sum });
         }
     }
-    let mut all = Vec::with_capacity(d);
-    for t in 0..d {
-        // Key: the levels and sides of the other dimensions.
-        let mut by_key: HashMap<(ChainKey, u64), Chain> = HashMap::with_capacity(table.len());
-        for b in 0..table.len() {
-            let levels = table.levels(b);
-            let sides = table.sides(b);
-            let key_levels = ChainKey::new(levels, t);
-            let bits = |range: std::ops::Range<usize>| -> u32 {
-                levels[range].iter().map(|&l| l.saturating_sub(1)).sum()
-            };
-            let chain = by_key.entry((key_levels, sides & !(1u64 << t))).or_insert_with(|| Chain {
-                s: bits(t + 1..d),
-                h: bits(0..t),
-                boundary: [None, None],
-                offsets: Vec::new(),
-            });
-            let (lt, off) = (levels[t], table.offset(b));
+    // Dimensions are independent: one rayon task each.
+    Ok((0..d).into_par_iter().map(|t| chains_of_dim(&table, t)).collect())
+}
+
+/// The chains of dimension `t`, longest first. The blocks are sorted by (levels and sides of the
+/// other dimensions, level in `t`), so each chain is one run, its levels in order.
+fn chains_of_dim(table: &sg_core::BlockTable, t: usize) -> Vec<Chain> {
+    let d = table.dim();
+    let mut entries: Vec<(ChainKey, u64, u32, usize)> = (0..table.len())
+        .map(|b| (ChainKey::new(table.levels(b), t), table.sides(b) & !(1u64 << t), table.levels(b)[t], b))
+        .collect();
+    entries.sort_unstable();
+    let mut chains = Vec::new();
+    for run in entries.chunk_by(|x, y| x.0 == y.0 && x.1 == y.1) {
+        let levels = table.levels(run[0].3);
+        let bits = |range: std::ops::Range<usize>| -> u32 {
+            levels[range].iter().map(|&l| l.saturating_sub(1)).sum()
+        };
+        let mut chain =
+            Chain { s: bits(t + 1..d), h: bits(0..t), boundary: [None, None], offsets: Vec::new() };
+        for &(_, _, lt, b) in run {
+            let off = table.offset(b);
             if lt == 0 {
-                chain.boundary[((sides >> t) & 1) as usize] = Some(off);
+                chain.boundary[((table.sides(b) >> t) & 1) as usize] = Some(off);
             } else {
                 let i = lt as usize - 1;
                 if chain.offsets.len() <= i {
@@ -106,12 +111,13 @@ pub(crate) fn build(spec: &GridSpec) -> Result<Vec<Vec<Chain>>> {
                 chain.offsets[i] = off;
             }
         }
-        let mut chains: Vec<Chain> = by_key.into_values().filter(|c| c.top() > 0).collect();
-        // Grids are downward closed: a chain holding level L holds every level below it.
-        debug_assert!(chains.iter().all(|c| c.offsets.iter().all(|&o| o != u64::MAX)));
-        // Long chains first, so rayon starts the big tasks early.
-        chains.sort_by_key(|c| std::cmp::Reverse((c.top(), c.s + c.h)));
-        all.push(chains);
+        if chain.top() > 0 {
+            chains.push(chain);
+        }
     }
-    Ok(all)
+    // Grids are downward closed: a chain holding level L holds every level below it.
+    debug_assert!(chains.iter().all(|c| c.offsets.iter().all(|&o| o != u64::MAX)));
+    // Long chains first, so rayon starts the big tasks early.
+    chains.sort_by_key(|c| std::cmp::Reverse((c.top(), c.s + c.h)));
+    chains
 }
