@@ -133,7 +133,8 @@ fn parallel_float_scan_is_deterministic_across_thread_counts() {
                 }
                 before = Add.combine(before, sum);
             }
-            for threads in [2, 3, 5] {
+            // 8 threads on a 2-core machine also exercise the waits' yield path.
+            for threads in [2, 3, 5, 8] {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
                 let mut got = xs.clone();
                 pool.install(|| {
@@ -146,6 +147,19 @@ fn parallel_float_scan_is_deterministic_across_thread_counts() {
                 );
             }
         }
+    }
+}
+
+/// The chained scan keeps order across tiles with more workers than cores (tiles finish out of
+/// order, prefixes must still chain in order).
+#[test]
+fn non_commutative_order_is_kept_with_many_workers() {
+    let mut rng = rng("non_commutative_order_is_kept_with_many_workers");
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(8).build().unwrap();
+    let tile = prefix_ops::scan::parallel::tile_len::<(u64, u64)>();
+    for n in [prefix_ops::scan::parallel::PAR_THRESHOLD + 1, 9 * tile + 5] {
+        let maps = random_maps(&mut rng, n);
+        pool.install(|| check_array(&maps, Compose));
     }
 }
 
