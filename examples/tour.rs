@@ -149,7 +149,7 @@ fn tridiagonal_section(gpu: Option<&Gpu>) {
     );
     if let Some(gpu) = gpu {
         let mut xg = d.clone();
-        match batch.solve_gpu(gpu, tridiagonal::gpu::GpuSolver::Auto, &mut xg) {
+        match batch.solve_gpu(gpu, tridiagonal::Solver::Auto, &mut xg) {
             Ok(()) => println!("  GPU solve residual {:.1e}", batch.residual(&xg, &d).expect("lengths")),
             Err(e) => println!("  GPU solve failed: {e}"),
         }

@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use prefix_ops::tridiagonal::gpu::{GpuBatch, GpuSolver};
-use prefix_ops::tridiagonal::{CpuSolver, Layout, TridiagonalBatch};
+use prefix_ops::tridiagonal::gpu::GpuBatch;
+use prefix_ops::tridiagonal::{Layout, Solver, TridiagonalBatch};
 
 /// Dominant systems, deterministic (no RNG needed for timing).
 fn system(m: usize, g: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
@@ -27,11 +27,11 @@ fn cpu(c: &mut Criterion) {
     group.throughput(Throughput::Elements((m * g) as u64));
     group.sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
     for (name, solver, layout) in [
-        ("thomas_seq_strided", CpuSolver::Thomas, Layout::Strided),
-        ("thomas_rayon_strided", CpuSolver::ThomasParallel, Layout::Strided),
-        ("thomas_lanes_interleaved", CpuSolver::ThomasLanes, Layout::Interleaved),
-        ("pivoting_lu_strided", CpuSolver::PivotingLu, Layout::Strided),
-        ("tpr_s64_strided", CpuSolver::Tpr { slice: 64 }, Layout::Strided),
+        ("thomas_seq_strided", Solver::Thomas, Layout::Strided),
+        ("thomas_rayon_strided", Solver::ThomasParallel, Layout::Strided),
+        ("thomas_lanes_interleaved", Solver::ThomasLanes, Layout::Interleaved),
+        ("pivoting_lu_strided", Solver::PivotingLu, Layout::Strided),
+        ("tpr_s64_strided", Solver::Tpr { slice: 64 }, Layout::Strided),
     ] {
         let batch = TridiagonalBatch::new(&a, &b, &cc, m, layout).unwrap();
         let mut x = d.clone();
@@ -70,7 +70,7 @@ fn gpu(c: &mut Criterion) {
     group.finish();
 }
 
-/// Times `GpuSolver::Auto` on one batch already on the device, with CUDA events.
+/// Times `Solver::Auto` on one batch already on the device, with CUDA events.
 fn gpu_case<T: prefix_ops::tridiagonal::Real>(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
     gpu: &cuda_kernels::Gpu,
@@ -94,7 +94,7 @@ fn gpu_case<T: prefix_ops::tridiagonal::Real>(
             let ms = timer
                 .time(gpu, || {
                     for _ in 0..iters {
-                        batch.solve_into(gpu, GpuSolver::Auto, &dd, &mut dx).map_err(|e| match e {
+                        batch.solve_into(gpu, Solver::Auto, &dd, &mut dx).map_err(|e| match e {
                             prefix_ops::Error::Gpu(g) => g,
                             other => cuda_kernels::Error::Invalid(other.to_string()),
                         })?;

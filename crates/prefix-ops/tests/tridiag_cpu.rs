@@ -5,32 +5,32 @@ mod tridiag_common;
 
 use hetkit_testkit::rng;
 use prefix_ops::Error;
-use prefix_ops::tridiagonal::{CpuSolver, Layout, Real, RrNetwork, TridiagonalBatch};
+use prefix_ops::tridiagonal::{Layout, Real, RrNetwork, Solver, TridiagonalBatch};
 use tridiag_common::{Kind, Problem, dense_gepp, problem, reference, rel_err, thomas_f64};
 
 const SIZES: [usize; 9] = [1, 2, 3, 31, 32, 33, 64, 1000, 4096];
 const LAYOUTS: [Layout; 2] = [Layout::Strided, Layout::Interleaved];
 
 /// The solvers that must match Thomas on dominant systems of any size.
-fn stable_solvers() -> Vec<CpuSolver> {
+fn stable_solvers() -> Vec<Solver> {
     vec![
-        CpuSolver::Auto,
-        CpuSolver::Thomas,
-        CpuSolver::ThomasParallel,
-        CpuSolver::ThomasLanes,
-        CpuSolver::PivotingLu,
-        CpuSolver::CyclicReduction,
-        CpuSolver::ParallelCyclicReduction,
-        CpuSolver::CrPcr { pcr_size: 4 },
-        CpuSolver::CrPcr { pcr_size: 64 },
-        CpuSolver::WangMou,
-        CpuSolver::Tpr { slice: 2 },
-        CpuSolver::Tpr { slice: 8 },
-        CpuSolver::Tpr { slice: 128 },
+        Solver::Auto,
+        Solver::Thomas,
+        Solver::ThomasParallel,
+        Solver::ThomasLanes,
+        Solver::PivotingLu,
+        Solver::CyclicReduction,
+        Solver::ParallelCyclicReduction,
+        Solver::CrPcr { pcr_size: 4 },
+        Solver::CrPcr { pcr_size: 64 },
+        Solver::WangMou,
+        Solver::Tpr { slice: 2 },
+        Solver::Tpr { slice: 8 },
+        Solver::Tpr { slice: 128 },
     ]
 }
 
-fn solve<T: Real>(p: &Problem<T>, solver: CpuSolver) -> prefix_ops::Result<Vec<T>> {
+fn solve<T: Real>(p: &Problem<T>, solver: Solver) -> prefix_ops::Result<Vec<T>> {
     let batch = TridiagonalBatch::new(&p.a, &p.b, &p.c, p.m, p.layout)?;
     let mut x = p.d.clone();
     batch.solve_with(solver, &mut x)?;
@@ -102,7 +102,7 @@ fn hard_case<T: Real>(tol: f64) {
         for layout in LAYOUTS {
             let p = problem::<T>(&mut r, Kind::Hard, m, 7, layout);
             let want = reference(&p, dense_gepp);
-            let x = solve(&p, CpuSolver::PivotingLu).unwrap();
+            let x = solve(&p, Solver::PivotingLu).unwrap();
             // Forward error scales with the condition number; judge by the residual too.
             let batch = TridiagonalBatch::new(&p.a, &p.b, &p.c, m, layout).unwrap();
             let res = batch.residual(&x, &p.d).unwrap();
@@ -128,14 +128,13 @@ fn zero_pivot_is_an_error_for_thomas_and_solved_by_pivoting() {
     let mut r = rng("zero_pivot");
     for layout in LAYOUTS {
         let p = problem::<f64>(&mut r, Kind::ZeroDiagonal, 10, 10, layout);
-        for solver in [CpuSolver::Thomas, CpuSolver::ThomasParallel, CpuSolver::ThomasLanes, CpuSolver::Auto]
-        {
+        for solver in [Solver::Thomas, Solver::ThomasParallel, Solver::ThomasLanes, Solver::Auto] {
             match solve(&p, solver) {
                 Err(Error::ZeroPivot { row: 0, .. }) => {}
                 other => panic!("{solver:?} {layout:?}: expected a zero pivot at row 0, got {other:?}"),
             }
         }
-        let x = solve(&p, CpuSolver::PivotingLu).unwrap();
+        let x = solve(&p, Solver::PivotingLu).unwrap();
         assert!(rel_err(&x, &reference(&p, dense_gepp)) < 1e-8);
     }
 }
@@ -156,7 +155,7 @@ fn zero_pivot_names_its_system_in_every_lane() {
             }
             b[layout.index(m, g, bad, 4)] = cp;
             let batch = TridiagonalBatch::new(&a, &b, &c, m, layout).unwrap();
-            for solver in [CpuSolver::Thomas, CpuSolver::ThomasParallel, CpuSolver::ThomasLanes] {
+            for solver in [Solver::Thomas, Solver::ThomasParallel, Solver::ThomasLanes] {
                 let mut d = vec![1.0f64; m * g];
                 match batch.solve_with(solver, &mut d) {
                     Err(Error::ZeroPivot { system, row: 4 }) if system == bad => {}
@@ -173,7 +172,7 @@ fn singular_system_is_an_error_for_pivoting() {
     let (a, b, c) = ([0.0, 1.0], [1.0, 1.0], [1.0, 0.0]);
     let batch = TridiagonalBatch::strided(&a, &b, &c, 2).unwrap();
     let mut d = [1.0, 2.0];
-    assert!(matches!(batch.solve_with(CpuSolver::PivotingLu, &mut d), Err(Error::ZeroPivot { .. })));
+    assert!(matches!(batch.solve_with(Solver::PivotingLu, &mut d), Err(Error::ZeroPivot { .. })));
 }
 
 #[test]
@@ -181,7 +180,7 @@ fn non_finite_input_gives_nan_in_that_system_only() {
     let (a, mut b, c) = (vec![0.0; 8], vec![2.0f64; 8], vec![0.5; 8]);
     b[5] = f64::NAN;
     let batch = TridiagonalBatch::strided(&a, &b, &c, 4).unwrap();
-    for solver in stable_solvers().into_iter().filter(|s| !matches!(s, CpuSolver::PivotingLu)) {
+    for solver in stable_solvers().into_iter().filter(|s| !matches!(s, Solver::PivotingLu)) {
         let mut d = vec![1.0; 8];
         // NaN compares unequal to zero, so no pivot error: NaN is the documented result.
         batch.solve_with(solver, &mut d).unwrap();
@@ -199,14 +198,14 @@ fn rr_is_accurate_on_small_or_poisson_systems() {
             for layout in LAYOUTS {
                 let p = problem::<f64>(&mut r, Kind::Dominant, m, 7, layout);
                 // Off-diagonals are almost surely non-zero here, which RR needs.
-                let x = solve(&p, CpuSolver::RedundantReduction(net)).unwrap();
+                let x = solve(&p, Solver::RedundantReduction(net)).unwrap();
                 let err = rel_err(&x, &reference(&p, thomas_f64));
                 assert!(err < 1e-8, "RR {net:?} m={m}: {err:.2e}");
             }
         }
         for m in [31, 64, 256] {
             let p = problem::<f64>(&mut r, Kind::Poisson, m, 2, Layout::Strided);
-            let x = solve(&p, CpuSolver::RedundantReduction(net)).unwrap();
+            let x = solve(&p, Solver::RedundantReduction(net)).unwrap();
             let err = rel_err(&x, &vec![1.0; 2 * m]);
             assert!(err < 1e-10, "RR {net:?} Poisson m={m}: {err:.2e}");
         }
@@ -225,11 +224,11 @@ fn rr_documented_limit_fails_on_dominant_toeplitz() {
             d[m - 1] = 5.0;
             let batch = TridiagonalBatch::strided(&a, &b, &c, m).unwrap();
             let mut x = d.clone();
-            batch.solve_with(CpuSolver::RedundantReduction(net), &mut x).unwrap();
+            batch.solve_with(Solver::RedundantReduction(net), &mut x).unwrap();
             let err = rel_err(&x, &vec![1.0; m]);
             assert!(err >= lost, "RR {net:?} m={m} unexpectedly accurate ({err:.2e}): update the docs");
             let mut t = d.clone();
-            batch.solve_with(CpuSolver::Thomas, &mut t).unwrap();
+            batch.solve_with(Solver::Thomas, &mut t).unwrap();
             assert!(rel_err(&t, &vec![1.0; m]) < 1e-14);
         }
     }
@@ -242,10 +241,10 @@ fn tpr_result_does_not_depend_on_slice_size() {
     let p = problem::<f64>(&mut r, Kind::Dominant, m, 3, Layout::Strided);
     let want = reference(&p, thomas_f64);
     for s in [2usize, 4, 8, 16, 32, 64, 128, 256, 1024] {
-        let x = solve(&p, CpuSolver::Tpr { slice: s }).unwrap();
+        let x = solve(&p, Solver::Tpr { slice: s }).unwrap();
         assert!(rel_err(&x, &want) < 1e-13, "S = {s}");
     }
-    assert!(matches!(solve(&p, CpuSolver::Tpr { slice: 0 }), Err(Error::Invalid(_))));
+    assert!(matches!(solve(&p, Solver::Tpr { slice: 0 }), Err(Error::Invalid(_))));
 }
 
 #[test]
@@ -316,7 +315,7 @@ fn several_right_hand_sides_share_one_factorisation() {
         f.solve_many(&mut x).unwrap();
         for j in 0..5 {
             let mut one = p.d[j * m..(j + 1) * m].to_vec();
-            TridiagonalBatch::strided(a, b, c, m).unwrap().solve_with(CpuSolver::Thomas, &mut one).unwrap();
+            TridiagonalBatch::strided(a, b, c, m).unwrap().solve_with(Solver::Thomas, &mut one).unwrap();
             assert!(
                 rel_err(&x[j * m..(j + 1) * m], &one.iter().map(|v| v.wide()).collect::<Vec<_>>()) < 1e-14
             );
@@ -341,7 +340,7 @@ fn accuracy_report_and_residual() {
     let h = problem::<f64>(&mut r, Kind::ZeroDiagonal, 8, 2, Layout::Strided);
     let hb = TridiagonalBatch::strided(&h.a, &h.b, &h.c, 8).unwrap();
     let mut hx = h.d.clone();
-    hb.solve_with(CpuSolver::PivotingLu, &mut hx).unwrap();
+    hb.solve_with(Solver::PivotingLu, &mut hx).unwrap();
     assert!(hb.accuracy(&hx, &h.d).unwrap().reference_pivoted);
 }
 

@@ -6,28 +6,28 @@ mod tridiag_common;
 
 use cuda_kernels::Gpu;
 use hetkit_testkit::{gpu_or_skip, rng};
-use prefix_ops::tridiagonal::gpu::{GpuBatch, GpuSolver, choose};
-use prefix_ops::tridiagonal::{CpuSolver, Layout, Real, RrNetwork, TridiagonalBatch};
+use prefix_ops::tridiagonal::gpu::{GpuBatch, choose};
+use prefix_ops::tridiagonal::{Layout, Real, RrNetwork, Solver, TridiagonalBatch};
 use tridiag_common::{Kind, Problem, dense_gepp, problem, reference, rel_err, thomas_f64};
 
 const SIZES: [usize; 9] = [1, 2, 3, 31, 32, 33, 64, 1000, 4096];
 const LAYOUTS: [Layout; 2] = [Layout::Strided, Layout::Interleaved];
 
-fn solvers(m: usize) -> Vec<GpuSolver> {
-    let mut v = vec![GpuSolver::Auto, GpuSolver::Thomas, GpuSolver::PivotingLu];
+fn solvers(m: usize) -> Vec<Solver> {
+    let mut v = vec![Solver::Auto, Solver::Thomas, Solver::PivotingLu];
     if m <= 2048 {
         v.extend([
-            GpuSolver::CyclicReduction,
-            GpuSolver::ParallelCyclicReduction,
-            GpuSolver::CrPcr { pcr_size: 16 },
-            GpuSolver::WangMou,
+            Solver::CyclicReduction,
+            Solver::ParallelCyclicReduction,
+            Solver::CrPcr { pcr_size: 16 },
+            Solver::WangMou,
         ]);
     }
-    v.extend([GpuSolver::Tpr { slice: 2 }, GpuSolver::Tpr { slice: 32 }, GpuSolver::Tpr { slice: 1024 }]);
+    v.extend([Solver::Tpr { slice: 2 }, Solver::Tpr { slice: 32 }, Solver::Tpr { slice: 1024 }]);
     v
 }
 
-fn run<T: Real>(gpu: &Gpu, p: &Problem<T>, solver: GpuSolver) -> Vec<T> {
+fn run<T: Real>(gpu: &Gpu, p: &Problem<T>, solver: Solver) -> Vec<T> {
     let (a, b, c, d) = (
         gpu.upload(&p.a).unwrap(),
         gpu.upload(&p.b).unwrap(),
@@ -90,7 +90,7 @@ fn gpu_pivoting_solves_hard_systems() {
     for m in [1, 2, 3, 17, 33, 64, 100] {
         for layout in LAYOUTS {
             let p = problem::<f64>(&mut r, Kind::Hard, m, 7, layout);
-            let x = run(&gpu, &p, GpuSolver::PivotingLu);
+            let x = run(&gpu, &p, Solver::PivotingLu);
             let want = reference(&p, dense_gepp);
             // Same elimination order as the CPU solver: the result is close to dense GEPP up
             // to the system's conditioning; random systems here stay well below 1e-6.
@@ -108,12 +108,12 @@ fn gpu_rr_small_and_poisson() {
             for layout in LAYOUTS {
                 let p = problem::<f64>(&mut r, Kind::Dominant, m, 7, layout);
                 let err =
-                    rel_err(&run(&gpu, &p, GpuSolver::RedundantReduction(net)), &reference(&p, thomas_f64));
+                    rel_err(&run(&gpu, &p, Solver::RedundantReduction(net)), &reference(&p, thomas_f64));
                 assert!(err < 1e-8, "{net:?} m={m}: {err:.2e}");
             }
         }
         let p = problem::<f64>(&mut r, Kind::Poisson, 256, 2, Layout::Strided);
-        assert!(rel_err(&run(&gpu, &p, GpuSolver::RedundantReduction(net)), &vec![1.0; 512]) < 1e-10);
+        assert!(rel_err(&run(&gpu, &p, Solver::RedundantReduction(net)), &vec![1.0; 512]) < 1e-10);
         // Documented limit: [1, 4, 1] at m = 64 is garbage.
         let m = 64;
         let mut d = vec![6.0f64; m];
@@ -128,27 +128,27 @@ fn gpu_rr_small_and_poisson() {
             g: 1,
             layout: Layout::Strided,
         };
-        let err = rel_err(&run(&gpu, &lim, GpuSolver::RedundantReduction(net)), &vec![1.0; m]);
+        let err = rel_err(&run(&gpu, &lim, Solver::RedundantReduction(net)), &vec![1.0; m]);
         assert!(err >= 1.0, "{net:?}: RR unexpectedly accurate at m = 64 ({err:.2e})");
     }
 }
 
 /// The CPU solver that runs the same operations as a GPU one (TPR's reduced system aside: the
 /// GPU solves it by CR-PCR, the CPU by Thomas).
-fn cpu_twin(solver: GpuSolver) -> CpuSolver {
+fn cpu_twin(solver: Solver) -> Solver {
     match solver {
-        GpuSolver::CyclicReduction => CpuSolver::CyclicReduction,
-        GpuSolver::ParallelCyclicReduction => CpuSolver::ParallelCyclicReduction,
-        GpuSolver::CrPcr { pcr_size } => CpuSolver::CrPcr { pcr_size },
-        GpuSolver::RedundantReduction(net) => CpuSolver::RedundantReduction(net),
-        GpuSolver::WangMou => CpuSolver::WangMou,
-        GpuSolver::Tpr { slice } => CpuSolver::Tpr { slice },
-        GpuSolver::PivotingLu => CpuSolver::PivotingLu,
-        _ => CpuSolver::Thomas,
+        Solver::CyclicReduction => Solver::CyclicReduction,
+        Solver::ParallelCyclicReduction => Solver::ParallelCyclicReduction,
+        Solver::CrPcr { pcr_size } => Solver::CrPcr { pcr_size },
+        Solver::RedundantReduction(net) => Solver::RedundantReduction(net),
+        Solver::WangMou => Solver::WangMou,
+        Solver::Tpr { slice } => Solver::Tpr { slice },
+        Solver::PivotingLu => Solver::PivotingLu,
+        _ => Solver::Thomas,
     }
 }
 
-fn cpu_solve<T: Real>(p: &Problem<T>, solver: CpuSolver) -> Vec<f64> {
+fn cpu_solve<T: Real>(p: &Problem<T>, solver: Solver) -> Vec<f64> {
     let mut x = p.d.clone();
     TridiagonalBatch::new(&p.a, &p.b, &p.c, p.m, p.layout).unwrap().solve_with(solver, &mut x).unwrap();
     x.iter().map(|v| v.wide()).collect()
@@ -163,16 +163,16 @@ fn gpu_block_solvers_match_their_cpu_twins_at_full_blocks() {
     let name = "gpu_block_solvers_match_their_cpu_twins_at_full_blocks";
     let Some(gpu) = gpu_or_skip(name) else { return };
     let mut r = rng(name);
-    let cases: &[(usize, Kind, GpuSolver)] = &[
-        (1000, Kind::Poisson, GpuSolver::RedundantReduction(RrNetwork::KoggeStone)),
-        (1000, Kind::Poisson, GpuSolver::RedundantReduction(RrNetwork::LadnerFischer)),
-        (1024, Kind::Dominant, GpuSolver::WangMou),
-        (2048, Kind::Dominant, GpuSolver::CrPcr { pcr_size: 64 }),
-        (2048, Kind::Dominant, GpuSolver::ParallelCyclicReduction),
-        (2047, Kind::Dominant, GpuSolver::CyclicReduction),
-        (5000, Kind::Dominant, GpuSolver::Tpr { slice: 2048 }),
-        (37, Kind::Dominant, GpuSolver::Tpr { slice: 4 }),
-        (513, Kind::Dominant, GpuSolver::PivotingLu),
+    let cases: &[(usize, Kind, Solver)] = &[
+        (1000, Kind::Poisson, Solver::RedundantReduction(RrNetwork::KoggeStone)),
+        (1000, Kind::Poisson, Solver::RedundantReduction(RrNetwork::LadnerFischer)),
+        (1024, Kind::Dominant, Solver::WangMou),
+        (2048, Kind::Dominant, Solver::CrPcr { pcr_size: 64 }),
+        (2048, Kind::Dominant, Solver::ParallelCyclicReduction),
+        (2047, Kind::Dominant, Solver::CyclicReduction),
+        (5000, Kind::Dominant, Solver::Tpr { slice: 2048 }),
+        (37, Kind::Dominant, Solver::Tpr { slice: 4 }),
+        (513, Kind::Dominant, Solver::PivotingLu),
     ];
     for &(m, kind, solver) in cases {
         for layout in LAYOUTS {
@@ -185,7 +185,7 @@ fn gpu_block_solvers_match_their_cpu_twins_at_full_blocks() {
     }
     // f32 CR-PCR at m = 4096: 208 KiB of shared memory, the f32 limit.
     let p = problem::<f32>(&mut r, Kind::Dominant, 4096, 2, Layout::Strided);
-    let err = rel_err(&run(&gpu, &p, GpuSolver::CrPcr { pcr_size: 64 }), &reference(&p, thomas_f64));
+    let err = rel_err(&run(&gpu, &p, Solver::CrPcr { pcr_size: 64 }), &reference(&p, thomas_f64));
     assert!(err < 1e-4, "f32 CR-PCR m=4096: {err:.2e}");
 }
 
@@ -198,10 +198,10 @@ fn gpu_tpr_reduced_system_by_thread() {
     for layout in LAYOUTS {
         // m = 8193 pads to 16384: 8192 slices of 2 equations.
         let p = problem::<f64>(&mut r, Kind::Dominant, 8193, 3, layout);
-        let err = rel_err(&run(&gpu, &p, GpuSolver::Tpr { slice: 2 }), &reference(&p, thomas_f64));
+        let err = rel_err(&run(&gpu, &p, Solver::Tpr { slice: 2 }), &reference(&p, thomas_f64));
         assert!(err < 1e-12, "TPR S=2 m=8193 {layout:?}: {err:.2e}");
         let p = problem::<f32>(&mut r, Kind::Dominant, 8193, 2, layout);
-        let err = rel_err(&run(&gpu, &p, GpuSolver::Tpr { slice: 4 }), &reference(&p, thomas_f64));
+        let err = rel_err(&run(&gpu, &p, Solver::Tpr { slice: 4 }), &reference(&p, thomas_f64));
         assert!(err < 1e-4, "f32 TPR S=4 m=8193 {layout:?}: {err:.2e}");
     }
 }
@@ -221,21 +221,21 @@ fn gpu_too_large_for_a_block_and_empty_batches() {
     );
     let mut x = gpu.zeros::<f64>(4096).unwrap();
     let batch = GpuBatch::new(&a, &b, &c, 4096, Layout::Strided).unwrap();
-    for solver in [GpuSolver::CyclicReduction, GpuSolver::WangMou] {
+    for solver in [Solver::CyclicReduction, Solver::WangMou] {
         assert!(matches!(batch.solve_into(&gpu, solver, &d, &mut x), Err(prefix_ops::Error::Invalid(_))));
     }
     let empty: [f64; 0] = [];
     let batch = TridiagonalBatch::new(&empty, &empty, &empty, 5, Layout::Interleaved).unwrap();
     let mut d: [f64; 0] = [];
-    batch.solve_gpu(&gpu, GpuSolver::Auto, &mut d).unwrap();
+    batch.solve_gpu(&gpu, Solver::Auto, &mut d).unwrap();
 }
 
 #[test]
 fn gpu_dispatcher_picks_block_solvers_for_small_systems() {
     // Pure host logic, runs everywhere.
-    assert_eq!(choose(64, 1 << 18, Layout::Interleaved, 4), GpuSolver::Thomas);
-    assert_eq!(choose(64, 1 << 18, Layout::Strided, 4), GpuSolver::CrPcr { pcr_size: 64 });
-    assert_eq!(choose(4096, 4096, Layout::Strided, 8), GpuSolver::Tpr { slice: 512 });
+    assert_eq!(choose(64, 1 << 18, Layout::Interleaved, 4), Solver::Thomas);
+    assert_eq!(choose(64, 1 << 18, Layout::Strided, 4), Solver::CrPcr { pcr_size: 64 });
+    assert_eq!(choose(4096, 4096, Layout::Strided, 8), Solver::Tpr { slice: 512 });
 }
 
 /// 2^20 unknowns in one system; `cargo test --release -p prefix-ops -- --ignored`.
@@ -246,9 +246,7 @@ fn gpu_huge_single_system() {
     let mut r = rng("gpu_huge_single_system");
     let p = problem::<f64>(&mut r, Kind::Dominant, 1 << 20, 1, Layout::Strided);
     let want = reference(&p, thomas_f64);
-    for solver in
-        [GpuSolver::Auto, GpuSolver::Thomas, GpuSolver::Tpr { slice: 256 }, GpuSolver::Tpr { slice: 2048 }]
-    {
+    for solver in [Solver::Auto, Solver::Thomas, Solver::Tpr { slice: 256 }, Solver::Tpr { slice: 2048 }] {
         assert!(rel_err(&run(&gpu, &p, solver), &want) < 1e-12, "{solver:?}");
     }
 }

@@ -3,7 +3,7 @@
 
 use super::batch::TridiagonalBatch;
 use super::real::Real;
-use super::solve::CpuSolver;
+use super::solve::Solver;
 use crate::{Error, Result};
 
 /// Accuracy of a computed solution of a batch.
@@ -69,12 +69,12 @@ impl<T: Real> TridiagonalBatch<'_, T> {
         let batch = TridiagonalBatch::new(&a, &b, &c, self.m, self.layout)?;
         let mut xref = d64.clone();
         let mut reference_pivoted = false;
-        match batch.solve_with(CpuSolver::Auto, &mut xref) {
+        match batch.solve_with(Solver::Auto, &mut xref) {
             Ok(()) => {}
             Err(Error::ZeroPivot { .. }) => {
                 reference_pivoted = true;
                 xref.copy_from_slice(&d64);
-                batch.solve_with(CpuSolver::PivotingLu, &mut xref)?;
+                batch.solve_with(Solver::PivotingLu, &mut xref)?;
             }
             Err(e) => return Err(e),
         }

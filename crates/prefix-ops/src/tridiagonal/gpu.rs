@@ -3,12 +3,12 @@
 //!
 //! | Solver | Kernel(s) | Mapping |
 //! |---|---|---|
-//! | [`GpuSolver::Thomas`] | `tridiag_thomas_T` | one thread per system (coalesced for interleaved) |
-//! | [`GpuSolver::PivotingLu`] | `tridiag_pivot_T` | one thread per system, `gtsv` pivoting; singular → NaN |
-//! | [`GpuSolver::CyclicReduction`], [`GpuSolver::ParallelCyclicReduction`], [`GpuSolver::CrPcr`] | `tridiag_cr_pcr_T` | one block per system, shared memory |
-//! | [`GpuSolver::RedundantReduction`] | `tridiag_rr_T` | one block per system (opt-in, unstable) |
-//! | [`GpuSolver::WangMou`] | `tridiag_wm_T` | one block per system |
-//! | [`GpuSolver::Tpr`] | `tridiag_tpr_stage1_T`, `_stage2_block_T` / `_stage2_thread_T`, `_stage3_T` | one block per slice |
+//! | [`Solver::Thomas`] | `tridiag_thomas_T` | one thread per system (coalesced for interleaved) |
+//! | [`Solver::PivotingLu`] | `tridiag_pivot_T` | one thread per system, `gtsv` pivoting; singular → NaN |
+//! | [`Solver::CyclicReduction`], [`Solver::ParallelCyclicReduction`], [`Solver::CrPcr`] | `tridiag_cr_pcr_T` | one block per system, shared memory |
+//! | [`Solver::RedundantReduction`] | `tridiag_rr_T` | one block per system (opt-in, unstable) |
+//! | [`Solver::WangMou`] | `tridiag_wm_T` | one block per system |
+//! | [`Solver::Tpr`] | `tridiag_tpr_stage1_T`, `_stage2_block_T` / `_stage2_thread_T`, `_stage3_T` | one block per slice |
 //!
 //! Block solvers hold the whole (padded) system in shared memory, so they are limited by the
 //! device's opt-in shared memory per block (about `m <= 2048` in f64 on an H100); larger
@@ -23,52 +23,22 @@ use cudarc::driver::sys::CUfunction_attribute_enum;
 use super::batch::{Layout, TridiagonalBatch};
 use super::real::Real;
 use super::rr::RrNetwork;
+use super::solve::Solver;
 use crate::{Error, Result};
-
-/// The GPU algorithms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum GpuSolver {
-    /// Let [`choose`] pick.
-    #[default]
-    Auto,
-    /// Thomas, one thread per system.
-    Thomas,
-    /// LU with partial pivoting, one thread per system (singular systems come back as NaN).
-    PivotingLu,
-    /// CR, one block per system.
-    CyclicReduction,
-    /// PCR, one block per system.
-    ParallelCyclicReduction,
-    /// CR down to `pcr_size` equations, then PCR, one block per system.
-    CrPcr {
-        /// Size at which CR hands over to PCR.
-        pcr_size: usize,
-    },
-    /// Redundant Reduction: opt-in, accurate only for `m <~ 16` or Poisson-like systems.
-    RedundantReduction(RrNetwork),
-    /// Wang & Mou, one block per system.
-    WangMou,
-    /// TPR in three kernels with slices of `slice` equations.
-    Tpr {
-        /// Slice size `S` (power of two, 2 ..= 2048).
-        slice: usize,
-    },
-}
 
 /// The provisional dispatcher table (to be measured on an H100, see the book):
 ///
-/// - interleaved layout with `G >= 4096`: [`GpuSolver::Thomas`] (one thread per system,
+/// - interleaved layout with `G >= 4096`: [`Solver::Thomas`] (one thread per system,
 ///   coalesced loads, `O(m)` work);
-/// - `m <= 1024`: [`GpuSolver::CrPcr`] with `pcr_size = 64` (one block per system);
-/// - larger `m`: [`GpuSolver::Tpr`] with `S = 1024` for f32 and `512` for f64.
-pub fn choose(m: usize, systems: usize, layout: Layout, elem_bytes: usize) -> GpuSolver {
+/// - `m <= 1024`: [`Solver::CrPcr`] with `pcr_size = 64` (one block per system);
+/// - larger `m`: [`Solver::Tpr`] with `S = 1024` for f32 and `512` for f64.
+pub fn choose(m: usize, systems: usize, layout: Layout, elem_bytes: usize) -> Solver {
     if layout == Layout::Interleaved && systems >= 4096 {
-        GpuSolver::Thomas
+        Solver::Thomas
     } else if m <= 1024 {
-        GpuSolver::CrPcr { pcr_size: 64 }
+        Solver::CrPcr { pcr_size: 64 }
     } else {
-        GpuSolver::Tpr { slice: if elem_bytes <= 4 { 1024 } else { 512 } }
+        Solver::Tpr { slice: if elem_bytes <= 4 { 1024 } else { 512 } }
     }
 }
 
@@ -107,7 +77,7 @@ impl<'a, T: Real> GpuBatch<'a, T> {
     pub fn solve_into(
         &self,
         gpu: &Gpu,
-        solver: GpuSolver,
+        solver: Solver,
         d: &DeviceBuffer<T>,
         x: &mut DeviceBuffer<T>,
     ) -> Result<()> {
@@ -118,21 +88,21 @@ impl<'a, T: Real> GpuBatch<'a, T> {
             return Ok(());
         }
         let solver = match solver {
-            GpuSolver::Auto => choose(self.m, self.systems, self.layout, std::mem::size_of::<T>()),
+            Solver::Auto => choose(self.m, self.systems, self.layout, std::mem::size_of::<T>()),
             s => s,
         };
         let _span = tracing::debug_span!("tridiagonal_gpu", ?solver, m = self.m, g = self.systems).entered();
         let l = Launch { gpu, batch: self, d };
         match solver {
-            GpuSolver::Auto => unreachable!("resolved above"),
-            GpuSolver::Thomas => l.thomas(x),
-            GpuSolver::PivotingLu => l.pivoting(x),
-            GpuSolver::CyclicReduction => l.cr_pcr(x, 1),
-            GpuSolver::ParallelCyclicReduction => l.cr_pcr(x, usize::MAX),
-            GpuSolver::CrPcr { pcr_size } => l.cr_pcr(x, pcr_size),
-            GpuSolver::RedundantReduction(net) => l.rr(x, net),
-            GpuSolver::WangMou => l.wm(x),
-            GpuSolver::Tpr { slice } => l.tpr(x, slice),
+            Solver::Auto => unreachable!("resolved above"),
+            Solver::Thomas | Solver::ThomasParallel | Solver::ThomasLanes => l.thomas(x),
+            Solver::PivotingLu => l.pivoting(x),
+            Solver::CyclicReduction => l.cr_pcr(x, 1),
+            Solver::ParallelCyclicReduction => l.cr_pcr(x, usize::MAX),
+            Solver::CrPcr { pcr_size } => l.cr_pcr(x, pcr_size),
+            Solver::RedundantReduction(net) => l.rr(x, net),
+            Solver::WangMou => l.wm(x),
+            Solver::Tpr { slice } => l.tpr(x, slice),
         }
     }
 
@@ -147,7 +117,7 @@ impl<'a, T: Real> GpuBatch<'a, T> {
 impl<T: Real> TridiagonalBatch<'_, T> {
     /// Uploads the batch and `d`, solves on `gpu` with `solver`, and downloads the solution
     /// into `d`. Convenient for tests and one-off solves; keep data resident with [`GpuBatch`].
-    pub fn solve_gpu(&self, gpu: &Gpu, solver: GpuSolver, d: &mut [T]) -> Result<()> {
+    pub fn solve_gpu(&self, gpu: &Gpu, solver: Solver, d: &mut [T]) -> Result<()> {
         self.check_rhs("d (right-hand side)", d.len())?;
         // Nothing to solve, and nothing to upload: the driver refuses zero-byte allocations.
         if d.is_empty() {

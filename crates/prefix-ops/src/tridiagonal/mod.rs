@@ -6,7 +6,7 @@
 //! (element `k` of every system adjacent), in `f32` or `f64`.
 //!
 //! - [`TridiagonalBatch`]: the problem; [`TridiagonalBatch::solve`] picks a fast CPU solver,
-//!   [`TridiagonalBatch::solve_with`] takes a [`CpuSolver`].
+//!   [`TridiagonalBatch::solve_with`] takes a [`Solver`].
 //! - [`ThomasFactors`]: one system, many right-hand sides.
 //! - [`TridiagonalBatch::residual`] and [`TridiagonalBatch::accuracy`]: how good a solution is.
 //! - [`gpu`]: the same algorithms as CUDA kernels, and a dispatcher.
@@ -33,5 +33,5 @@ pub use accuracy::AccuracyReport;
 pub use batch::{Layout, TridiagonalBatch};
 pub use real::Real;
 pub use rr::RrNetwork;
-pub use solve::CpuSolver;
+pub use solve::Solver;
 pub use thomas::ThomasFactors;

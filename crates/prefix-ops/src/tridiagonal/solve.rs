@@ -10,27 +10,33 @@ use super::thomas::{ThomasFactors, thomas_interleaved, thomas_strided_par, thoma
 use super::{cyclic, pivoting, rr, tpr, wang_mou};
 use crate::{Error, Result};
 
-/// The CPU algorithms. All but [`CpuSolver::PivotingLu`] eliminate without pivoting and are meant
-/// for diagonally dominant (or otherwise safely factorable) systems.
+/// The tridiagonal algorithms, for the CPU ([`TridiagonalBatch::solve_with`]) and the GPU
+/// ([`TridiagonalBatch::solve_gpu`], [`gpu::GpuBatch`](super::gpu::GpuBatch)). All but
+/// [`Solver::PivotingLu`] eliminate without pivoting and are meant for diagonally dominant (or
+/// otherwise safely factorable) systems.
 ///
-/// Failure behaviour: `Thomas*` and `PivotingLu` return [`Error::ZeroPivot`] on an exactly zero
-/// pivot; the parallel algorithms (CR, PCR, CR-PCR, RR, WM, TPR) never check and return NaN or
-/// infinity for the systems they cannot solve. Non-finite inputs propagate to NaN in that
-/// system's solution (other systems of the batch are unaffected). No solver loops on data, so
-/// none can hang.
+/// Failure behaviour on the CPU: `Thomas*` and `PivotingLu` return [`Error::ZeroPivot`] on an
+/// exactly zero pivot; the parallel algorithms (CR, PCR, CR-PCR, RR, WM, TPR) never check and
+/// return NaN or infinity for the systems they cannot solve. On the GPU no solver checks: a
+/// system that cannot be solved comes back as NaN or infinity. Non-finite inputs propagate to NaN
+/// in that system's solution (other systems of the batch are unaffected). No solver loops on
+/// data, so none can hang.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
-pub enum CpuSolver {
-    /// Thomas for strided batches and lane-parallel Thomas for interleaved ones, in parallel.
+pub enum Solver {
+    /// On the CPU, [`Solver::ThomasParallel`] for strided batches and [`Solver::ThomasLanes`]
+    /// for interleaved ones; on the GPU, the dispatcher [`gpu::choose`](super::gpu::choose).
     #[default]
     Auto,
-    /// Sequential Thomas, one system after another: the reference.
+    /// Thomas. On the CPU sequential, one system after another: the reference. On the GPU one
+    /// thread per system (coalesced for the interleaved layout).
     Thomas,
     /// Thomas with systems spread over rayon's threads, two systems in step per thread (one
-    /// reciprocal per row instead of two divisions).
+    /// reciprocal per row instead of two divisions). On the GPU the same as [`Solver::Thomas`].
     ThomasParallel,
-    /// Thomas on lanes of 8 systems at once (vectorised across systems), lane groups in
-    /// parallel. Fastest for interleaved batches; strided batches go through a transposed copy.
+    /// Thomas sweeping whole rows of column blocks of 64 to 1024 systems (vectorised across
+    /// systems), blocks in parallel. Fastest for interleaved batches; strided batches go through
+    /// a transposed copy. On the GPU the same as [`Solver::Thomas`].
     ThomasLanes,
     /// Gaussian elimination with partial pivoting (LAPACK `gtsv`): any non-singular system.
     PivotingLu,
@@ -57,10 +63,10 @@ pub enum CpuSolver {
 }
 
 impl<T: Real> TridiagonalBatch<'_, T> {
-    /// Solves every system in place with [`CpuSolver::Auto`]: `d` holds the right-hand sides on
+    /// Solves every system in place with [`Solver::Auto`]: `d` holds the right-hand sides on
     /// entry and the solutions on return, in the batch's layout.
     pub fn solve(&self, d: &mut [T]) -> Result<()> {
-        self.solve_with(CpuSolver::Auto, d)
+        self.solve_with(Solver::Auto, d)
     }
 
     /// Solves into `x`, leaving `d` untouched.
@@ -72,7 +78,7 @@ impl<T: Real> TridiagonalBatch<'_, T> {
     }
 
     /// Solves every system in place with `solver`.
-    pub fn solve_with(&self, solver: CpuSolver, d: &mut [T]) -> Result<()> {
+    pub fn solve_with(&self, solver: Solver, d: &mut [T]) -> Result<()> {
         self.check_rhs("d (right-hand side)", d.len())?;
         if self.is_empty() {
             return Ok(());
@@ -80,26 +86,24 @@ impl<T: Real> TridiagonalBatch<'_, T> {
         let _span = tracing::debug_span!("tridiagonal_cpu", ?solver, m = self.m, g = self.systems).entered();
         let (a, b, c, m) = (self.a, self.b, self.c, self.m);
         match (solver, self.layout) {
-            (CpuSolver::Auto | CpuSolver::ThomasParallel, Layout::Strided) => {
-                thomas_strided_par(a, b, c, d, m)
-            }
-            (CpuSolver::Thomas, Layout::Strided) => thomas_strided_seq(a, b, c, d, m),
-            (CpuSolver::Auto | CpuSolver::ThomasLanes, Layout::Interleaved) => {
+            (Solver::Auto | Solver::ThomasParallel, Layout::Strided) => thomas_strided_par(a, b, c, d, m),
+            (Solver::Thomas, Layout::Strided) => thomas_strided_seq(a, b, c, d, m),
+            (Solver::Auto | Solver::ThomasLanes, Layout::Interleaved) => {
                 thomas_interleaved(a, b, c, d, m, self.systems)
             }
-            (CpuSolver::ThomasLanes, Layout::Strided) => self.via_transpose(d),
-            (CpuSolver::Thomas | CpuSolver::ThomasParallel, Layout::Interleaved) => {
-                self.per_system(d, solver == CpuSolver::ThomasParallel, |g, e| thomas_checked(g, e))
+            (Solver::ThomasLanes, Layout::Strided) => self.via_transpose(d),
+            (Solver::Thomas | Solver::ThomasParallel, Layout::Interleaved) => {
+                self.per_system(d, solver == Solver::ThomasParallel, |g, e| thomas_checked(g, e))
             }
-            (CpuSolver::PivotingLu, _) => pivoting::solve_pivoting(self, d),
-            (CpuSolver::CyclicReduction, _) => self.per_system(d, true, |_, e| Ok(cyclic::cr(e))),
-            (CpuSolver::ParallelCyclicReduction, _) => self.per_system(d, true, |_, e| Ok(cyclic::pcr(e))),
-            (CpuSolver::CrPcr { pcr_size }, _) => {
+            (Solver::PivotingLu, _) => pivoting::solve_pivoting(self, d),
+            (Solver::CyclicReduction, _) => self.per_system(d, true, |_, e| Ok(cyclic::cr(e))),
+            (Solver::ParallelCyclicReduction, _) => self.per_system(d, true, |_, e| Ok(cyclic::pcr(e))),
+            (Solver::CrPcr { pcr_size }, _) => {
                 self.per_system(d, true, |_, e| Ok(cyclic::cr_pcr(e, pcr_size)))
             }
-            (CpuSolver::RedundantReduction(net), _) => self.per_system(d, true, |_, e| Ok(rr::rr(e, net))),
-            (CpuSolver::WangMou, _) => self.per_system(d, true, |_, e| Ok(wang_mou::wang_mou(e))),
-            (CpuSolver::Tpr { slice }, _) => {
+            (Solver::RedundantReduction(net), _) => self.per_system(d, true, |_, e| Ok(rr::rr(e, net))),
+            (Solver::WangMou, _) => self.per_system(d, true, |_, e| Ok(wang_mou::wang_mou(e))),
+            (Solver::Tpr { slice }, _) => {
                 if slice == 0 {
                     return Err(Error::Invalid("tridiagonal: TPR slice size must be at least 1".into()));
                 }
