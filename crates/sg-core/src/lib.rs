@@ -21,7 +21,7 @@
 //!
 //! Modules: [`spec`] (the grid description and the bijection), [`tables`] (the DP tables),
 //! [`block`] (blocks and points in storage order), [`basis`] (hat functions, parents and
-//! children), [`reference`] (the reference algorithms on value slices), [`grid`] and
+//! children), [`reference`](mod@reference) (the reference algorithms on value slices), [`grid`] and
 //! [`vector`] (owned grids of scalars and of vectors).
 
 pub mod basis;

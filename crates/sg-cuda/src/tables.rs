@@ -28,7 +28,8 @@ const SIDE_BIT: u64 = 32;
 // odd indices 2p + 1 < 2^31 in u32).
 const _: () = assert!(sg_core::MAX_LEVEL <= 31);
 
-/// Default target of points per sweep work group (see [`SweepTable::new`]).
+/// Default target of points per sweep work group: chains are packed into groups of about this
+/// many points, each group one thread block of the sweep kernel.
 pub const DEFAULT_GROUP_POINTS: u64 = 4096;
 
 /// A block's kind in one dimension: boundary side (level 0) or hat level. Sorts boundary first.

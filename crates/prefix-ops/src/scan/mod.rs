@@ -27,7 +27,7 @@
 //! ```
 //!
 //! The CPU entry points here choose between the vectorised single-thread scan ([`single`]) and
-//! the multi-threaded chained scan ([`parallel`]) by size ([`parallel::PAR_THRESHOLD`]); [`reference`]
+//! the multi-threaded chained scan ([`parallel`]) by size ([`parallel::PAR_THRESHOLD`]); [`reference`](mod@reference)
 //! holds the plain sequential loops used as oracles. The GPU side is in [`gpu`]; [`emulate`]
 //! reproduces the GPU's combination order on the CPU.
 

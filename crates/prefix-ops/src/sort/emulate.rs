@@ -181,7 +181,7 @@ const MERGE_PER_THREAD: usize = 8;
 
 /// One pass of the kernel `sort_merge`, chunk by chunk as its threads run it: the sorted runs
 /// `[2i w, 2i w + w)` and `[2i w + w, 2i w + 2w)` of `src` merged into `dst` (ties from the left
-/// run, so stable), each chunk of [`MERGE_PER_THREAD`] outputs placed by its own merge-path
+/// run, so stable), each chunk of 8 outputs (`MERGE_PER_THREAD`, as in the kernel) placed by its own merge-path
 /// search along the cross diagonal. `values` (source, destination) move with their keys.
 ///
 /// # Panics

@@ -49,8 +49,11 @@ pub enum Solver {
         /// System size at which CR hands over to PCR (rounded up to a power of two).
         pcr_size: usize,
     },
-    /// Redundant Reduction, an RR scan over `network`. **Unstable** beyond `m ≈ 16-32` on
-    /// dominant systems; see [the module docs](super::rr).
+    /// Redundant Reduction, an RR scan over `network`. **Unstable by construction**, hence
+    /// opt-in: every unknown comes from `x_0` through an equation spanning the whole prefix (the
+    /// shooting method), so errors grow like `|λ|^m` with `λ` the larger root of
+    /// `c λ² + b λ + a = 0`. On strictly diagonally dominant systems it loses all accuracy from
+    /// `m ≈ 16-32`; a zero `a_k` or `c_k` inside a system gives NaN.
     RedundantReduction(RrNetwork),
     /// Wang & Mou block diagonalisation.
     WangMou,
