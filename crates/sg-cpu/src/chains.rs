@@ -88,7 +88,10 @@ pub(crate) fn build(spec: &GridSpec) -> Result<Vec<Vec<Chain>>> {
 fn chains_of_dim(table: &sg_core::BlockTable, t: usize) -> Vec<Chain> {
     let d = table.dim();
     let mut entries: Vec<(ChainKey, u64, u32, usize)> = (0..table.len())
-        .map(|b| (ChainKey::new(table.levels(b), t), table.sides(b) & !(1u64 << t), table.levels(b)[t], b))
+        .map(|b| {
+            let levels = table.levels(b);
+            (ChainKey::new(levels, t), table.sides(b) & !(1u64 << t), levels[t], b)
+        })
         .collect();
     entries.sort_unstable();
     let mut chains = Vec::new();

@@ -64,6 +64,13 @@ fn check_same_len(src: usize, dst: usize) -> Result<()> {
     Ok(())
 }
 
+fn check_heads(data: usize, heads: usize) -> Result<()> {
+    if heads != data {
+        return Err(Error::LengthMismatch { what: "heads", got: heads, expected: data });
+    }
+    Ok(())
+}
+
 /// Out-of-place inclusive scan of `src` into `dst` (same length, else [`Error::LengthMismatch`]).
 /// Copies, then scans in place: one extra streaming pass over `dst`.
 pub fn inclusive_into<T: Copy + Send + Sync, M: Monoid<T>>(src: &[T], dst: &mut [T], op: M) -> Result<()> {
@@ -139,11 +146,7 @@ pub fn inclusive_flagged<T: Copy + Send + Sync, M: Monoid<T>>(
     heads: &[bool],
     op: M,
 ) -> Result<()> {
-    check_same_len(data.len(), heads.len()).map_err(|_| Error::LengthMismatch {
-        what: "heads",
-        got: heads.len(),
-        expected: data.len(),
-    })?;
+    check_heads(data.len(), heads.len())?;
     segmented::scan_flags(data, heads, op, false);
     Ok(())
 }
@@ -154,11 +157,7 @@ pub fn exclusive_flagged<T: Copy + Send + Sync, M: Monoid<T>>(
     heads: &[bool],
     op: M,
 ) -> Result<()> {
-    check_same_len(data.len(), heads.len()).map_err(|_| Error::LengthMismatch {
-        what: "heads",
-        got: heads.len(),
-        expected: data.len(),
-    })?;
+    check_heads(data.len(), heads.len())?;
     segmented::scan_flags(data, heads, op, true);
     Ok(())
 }

@@ -14,39 +14,25 @@ use super::key::SortBits;
 /// Sorts `a` ascending with the comb network; `a.len()` must be a power of two (or 0).
 #[inline]
 pub fn sort_bits<U: SortBits>(a: &mut [U]) {
-    debug_assert!(a.len() <= 1 || a.len().is_power_of_two());
-    let n = a.len();
-    let mut size = 2;
-    while size <= n {
-        let half = size / 2;
-        for blk in a.chunks_exact_mut(size) {
-            let (lo, hi) = blk.split_at_mut(half);
-            for (x, y) in lo.iter_mut().zip(hi.iter_mut().rev()) {
-                let (mn, mx) = ((*x).min(*y), (*x).max(*y));
-                *x = mn;
-                *y = mx;
-            }
-        }
-        let mut j = size / 4;
-        while j >= 1 {
-            for blk in a.chunks_exact_mut(2 * j) {
-                let (lo, hi) = blk.split_at_mut(j);
-                for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
-                    let (mn, mx) = ((*x).min(*y), (*x).max(*y));
-                    *x = mn;
-                    *y = mx;
-                }
-            }
-            j /= 2;
-        }
-        size *= 2;
-    }
+    comb_network(a, |x, y| {
+        let (mn, mx) = ((*x).min(*y), (*x).max(*y));
+        *x = mn;
+        *y = mx;
+    });
 }
 
 /// Sorts `(key, tag)` pairs ascending by key, then tag, with the comb network; `a.len()` must
 /// be a power of two (or 0).
 #[inline]
 pub fn sort_tagged<U: SortBits>(a: &mut [(U, u32)]) {
+    comb_network(a, cas_pair);
+}
+
+/// The comb network's traversal: every comparator calls `cas(lower, upper)`, which must leave
+/// the smaller element in `lower`. Flip steps pair `i` with its mirror in the block, half-cleaners
+/// `i` with `i + j`.
+#[inline(always)]
+fn comb_network<E>(a: &mut [E], cas: impl Fn(&mut E, &mut E)) {
     debug_assert!(a.len() <= 1 || a.len().is_power_of_two());
     let n = a.len();
     let mut size = 2;
@@ -55,7 +41,7 @@ pub fn sort_tagged<U: SortBits>(a: &mut [(U, u32)]) {
         for blk in a.chunks_exact_mut(size) {
             let (lo, hi) = blk.split_at_mut(half);
             for (x, y) in lo.iter_mut().zip(hi.iter_mut().rev()) {
-                cas_pair(x, y);
+                cas(x, y);
             }
         }
         let mut j = size / 4;
@@ -63,7 +49,7 @@ pub fn sort_tagged<U: SortBits>(a: &mut [(U, u32)]) {
             for blk in a.chunks_exact_mut(2 * j) {
                 let (lo, hi) = blk.split_at_mut(j);
                 for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
-                    cas_pair(x, y);
+                    cas(x, y);
                 }
             }
             j /= 2;
