@@ -4,7 +4,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use prefix_ops::scan::Monoid;
+use prefix_ops::scan::{Monoid, reference};
 use rand::Rng;
 
 /// Sizes the issue asks for (2^26 lives in an ignored test).
@@ -101,4 +101,31 @@ pub fn heads_of(offsets: &[usize], n: usize) -> Vec<bool> {
         heads[o] = true;
     }
     heads
+}
+
+/// The sequential reference's inclusive or exclusive scan of a copy of `xs`.
+pub fn reference_scan<T: Copy, M: Monoid<T>>(xs: &[T], op: M, exclusive: bool) -> Vec<T> {
+    let mut want = xs.to_vec();
+    if exclusive {
+        reference::exclusive(&mut want, op)
+    } else {
+        reference::inclusive(&mut want, op)
+    }
+    want
+}
+
+/// The sequential reference's segmented scan of a copy of `xs` over `offsets`.
+pub fn reference_segments<T: Copy, M: Monoid<T>>(
+    xs: &[T],
+    offsets: &[usize],
+    op: M,
+    exclusive: bool,
+) -> Vec<T> {
+    let mut want = xs.to_vec();
+    if exclusive {
+        reference::exclusive_segments(&mut want, offsets, op)
+    } else {
+        reference::inclusive_segments(&mut want, offsets, op)
+    }
+    want
 }

@@ -7,7 +7,10 @@ mod scan_common;
 use hetkit_testkit::rng;
 use prefix_ops::scan::emulate::{self, Network, Shape};
 use prefix_ops::scan::{Add, Max, Monoid, reference};
-use scan_common::{Compose, Elem, Kind, heads_of, random_maps, random_offsets, random_vec};
+use scan_common::{
+    Compose, Elem, Kind, heads_of, random_maps, random_offsets, random_vec, reference_scan,
+    reference_segments,
+};
 
 const NETS: [Network; 3] = [Network::KoggeStone, Network::Sklansky, Network::LadnerFischer];
 const SIZES: [usize; 8] = [0, 1, 31, 32, 33, 1023, 1025, 20_011];
@@ -16,12 +19,7 @@ fn check<T: Elem, M: Monoid<T> + std::fmt::Debug>(xs: &[T], op: M) {
     for net in NETS {
         let shape = Shape { threads: 64, items: 4, network: net };
         for exclusive in [false, true] {
-            let mut want = xs.to_vec();
-            if exclusive {
-                reference::exclusive(&mut want, op)
-            } else {
-                reference::inclusive(&mut want, op)
-            }
+            let want = reference_scan(xs, op, exclusive);
             let mut got = xs.to_vec();
             emulate::lookback(&mut got, op, shape, exclusive);
             assert_eq!(got, want, "lookback {net:?} excl={exclusive} n={}", xs.len());
@@ -66,12 +64,7 @@ fn emulated_segments_match_reference() {
         let offsets = random_offsets(&mut rng, n, n / 5 + 2);
         let heads = heads_of(&offsets, n);
         for exclusive in [false, true] {
-            let mut want = xs.clone();
-            if exclusive {
-                reference::exclusive_segments(&mut want, &offsets, Compose)
-            } else {
-                reference::inclusive_segments(&mut want, &offsets, Compose)
-            }
+            let want = reference_segments(&xs, &offsets, Compose, exclusive);
             let mut got = xs.clone();
             emulate::lookback_heads(&mut got, |i| heads[i], Compose, Shape::lookback(8), exclusive);
             assert_eq!(got, want, "n={n} excl={exclusive}");

@@ -13,7 +13,9 @@ use prefix_ops::scan::emulate::{self, Network, Shape};
 use prefix_ops::scan::gpu::{self, Layout, UserOp};
 use prefix_ops::scan::{Add, BuiltinOp, Max, Min, Mul, reference};
 use rand::Rng;
-use scan_common::{Kind, SIZES, Sample, heads_of, random_offsets, random_vec};
+use scan_common::{
+    Kind, SIZES, Sample, heads_of, random_offsets, random_vec, reference_scan, reference_segments,
+};
 
 /// A value no correct scan writes (NaN for floats, a marker for integers).
 trait Poison: GpuScalar + Sample {
@@ -44,12 +46,7 @@ fn bits<T: Copy + std::fmt::Debug>(v: &[T]) -> Vec<String> {
 
 fn check_array<T: Poison, M: BuiltinOp<T>>(gpu: &Gpu, xs: &[T], op: M) {
     for exclusive in [false, true] {
-        let mut want = xs.to_vec();
-        if exclusive {
-            reference::exclusive(&mut want, op)
-        } else {
-            reference::inclusive(&mut want, op)
-        }
+        let want = reference_scan(xs, op, exclusive);
         let got = run(gpu, xs, Layout::Array, op, exclusive, &ScanOptions::default());
         assert_eq!(bits(&got), bits(&want), "{op:?} {} n={} excl={exclusive}", T::SUFFIX, xs.len());
     }
@@ -173,12 +170,7 @@ fn gpu_segments_load_balanced() {
             let offsets = random_offsets(&mut rng, n, segs);
             let xs = random_vec::<u32>(&mut rng, n, Kind::Add);
             for exclusive in [false, true] {
-                let mut want = xs.clone();
-                if exclusive {
-                    reference::exclusive_segments(&mut want, &offsets, Add)
-                } else {
-                    reference::inclusive_segments(&mut want, &offsets, Add)
-                }
+                let want = reference_segments(&xs, &offsets, Add, exclusive);
                 let mut got = xs.clone();
                 gpu::scan_segments(&gpu, &mut got, &offsets, Add, exclusive).unwrap();
                 assert_eq!(got, want, "n={n} segs={segs} excl={exclusive}");
@@ -304,12 +296,7 @@ where
         let off: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
         let off = gpu.upload(&off).unwrap();
         for exclusive in [false, true] {
-            let mut want = xs.to_vec();
-            if exclusive {
-                reference::exclusive_segments(&mut want, offsets, op)
-            } else {
-                reference::inclusive_segments(&mut want, offsets, op)
-            }
+            let want = reference_segments(xs, offsets, op, exclusive);
             let got = run(gpu, xs, Layout::Segments(&off), op, exclusive, &ScanOptions::default());
             assert_eq!(
                 bits(&got),
