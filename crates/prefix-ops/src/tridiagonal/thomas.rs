@@ -161,16 +161,28 @@ impl<'a, T: Real> StridedLanes<'a, T> {
     }
 
     fn zero_pivot_lane<const L: usize>(&self, scratch: &[T], k: usize) -> Error {
-        let m = self.m;
-        for l in 0..L {
-            let i = l * m + k;
-            let pivot = if k == 0 { self.b[i] } else { self.b[i] - self.a[i] * scratch[(k - 1) * L + l] };
-            if pivot == T::zero() {
-                return Error::ZeroPivot { system: self.g0 + l, row: k };
-            }
-        }
-        Error::ZeroPivot { system: self.g0, row: k }
+        zero_pivot_error(self.a, self.b, scratch, L, |l| l * self.m + k, self.g0, k)
     }
+}
+
+/// The error for the first of `lanes` systems in step whose pivot at row `k` is zero (found
+/// only after a row's or-reduction saw one). `at(l)` is where lane `l`'s row `k` sits in `a`
+/// and `b`; `scratch` holds `c'` row-major across lanes, so row `k - 1` starts at `(k-1)·lanes`.
+fn zero_pivot_error<T: Real>(
+    a: &[T],
+    b: &[T],
+    scratch: &[T],
+    lanes: usize,
+    at: impl Fn(usize) -> usize,
+    g0: usize,
+    k: usize,
+) -> Error {
+    let zero = (0..lanes).find(|&l| {
+        let i = at(l);
+        let pivot = if k == 0 { b[i] } else { b[i] - a[i] * scratch[(k - 1) * lanes + l] };
+        pivot == T::zero()
+    });
+    Error::ZeroPivot { system: g0 + zero.unwrap_or(0), row: k }
 }
 
 /// Thomas on an interleaved batch of `systems` systems. The systems are cut into column blocks
@@ -285,15 +297,8 @@ impl<T: Real> Interleaved<'_, T> {
     }
 
     fn zero_pivot(&self, scratch: &[T], k: usize) -> Error {
-        let w = self.width;
-        for l in 0..w {
-            let i = k * self.systems + self.g0 + l;
-            let pivot = if k == 0 { self.b[i] } else { self.b[i] - self.a[i] * scratch[(k - 1) * w + l] };
-            if pivot == T::zero() {
-                return Error::ZeroPivot { system: self.g0 + l, row: k };
-            }
-        }
-        Error::ZeroPivot { system: self.g0, row: k }
+        let start = k * self.systems + self.g0;
+        zero_pivot_error(self.a, self.b, scratch, self.width, |l| start + l, self.g0, k)
     }
 }
 
