@@ -342,19 +342,23 @@ bool run_block() {
     l.bar_arrived = l.exited = 0;
     for (unsigned i = 0; i < l.nthreads; ++i) {
         Fiber& f = l.fibers[i];
-        f.sp = emu_fiber_init(stack_for(i), kStackBytes, fiber_entry);
+        // Staggered tops: stacks a multiple of 4 KiB apart would all map to the same cache sets.
+        f.sp = emu_fiber_init(stack_for(i), kStackBytes - (i * 448) % 4096, fiber_entry);
         f.done = false;
         f.wait = 0;
     }
     for (WarpState& w : l.warps) w.arrived = 0;
-    std::vector<unsigned> order(l.nthreads);
-    for (unsigned i = 0; i < l.nthreads; ++i) order[i] = i;
     long idle_spins = 0;
+    const unsigned n = l.nthreads;
     for (;;) {
-        for (unsigned i = l.nthreads; i > 1; --i) std::swap(order[i - 1], order[next_random() % i]);
+        // Each pass starts at a random thread and walks up or down: threads that are runnable
+        // together run in a different order every time.
+        const unsigned long long r = next_random();
+        const bool down = (r >> 32) & 1;
+        unsigned idx = (unsigned)(r % n);
         bool progressed = false, all_done = true;
         l.spun = false;
-        for (unsigned idx : order) {
+        for (unsigned k = 0; k < n; ++k, idx = down ? (idx == 0 ? n - 1 : idx - 1) : (idx + 1 == n ? 0 : idx + 1)) {
             Fiber& f = l.fibers[idx];
             if (f.done) continue;
             all_done = false;
@@ -613,25 +617,32 @@ std::vector<Entry> find_kernels(const std::string& src) {
 std::string compile(const std::string& source, const std::string& include_dir, const std::string& label,
                     std::string& log) {
     const std::string home = env_or("HETKIT_EMU_HOME", self_dir());
-    std::string device;
-    read_file(home + "/device.hpp", device);
-    std::string opt = env_or("HETKIT_EMU_OPT", "-O2");
-    char key[32];
-    std::snprintf(key, sizeof key, "%016llx", fnv1a(opt, fnv1a(device, fnv1a(source + include_dir))));
+    const std::string opt = env_or("HETKIT_EMU_OPT", "-O2");
     const std::string dir = cache_dir();
-    const std::string so = dir + "/" + key + ".so";
-    struct stat st;
-    if (stat(so.c_str(), &st) == 0) return so;
-
-    const std::string tag = dir + "/" + key + "." + std::to_string(getpid());
+    // Preprocess first: the cache key must cover every included header (and device.hpp).
+    char uniq[64];
+    std::snprintf(uniq, sizeof uniq, "/tmp.%d.%016llx", (int)getpid(), fnv1a(source + include_dir + label));
+    const std::string tag = dir + uniq;
     write_file(tag + ".cu", source);
     std::vector<std::string> pre = {"g++", "-E", "-P", "-x", "c++", "-std=c++17", "-include", home + "/device.hpp",
                                     "-D__global__=EMU_GLOBAL_MARK", "-D__launch_bounds__(...)=EMU_BOUNDS(__VA_ARGS__)",
                                     "-D__CUDACC__", "-D__CUDA_ARCH__=900", "-o", tag + ".ii.cpp", tag + ".cu"};
     if (!include_dir.empty()) pre.insert(pre.begin() + 1, "-I" + include_dir);
-    if (!run(pre, log, tag + ".log")) return "";
+    const bool preprocessed = run(pre, log, tag + ".log");
+    std::remove((tag + ".cu").c_str());
+    std::remove((tag + ".log").c_str());
     std::string text;
-    read_file(tag + ".ii.cpp", text);
+    if (!preprocessed || !read_file(tag + ".ii.cpp", text)) {
+        std::remove((tag + ".ii.cpp").c_str());
+        return "";
+    }
+    std::remove((tag + ".ii.cpp").c_str());
+    char key[32];
+    std::snprintf(key, sizeof key, "%016llx", fnv1a(opt, fnv1a(text)));
+    const std::string so = dir + "/" + key + ".so";
+    struct stat st;
+    if (stat(so.c_str(), &st) == 0) return so;
+
     std::string err;
     if (!rewrite_shared(text, err)) {
         log += label + ": " + err;
@@ -646,15 +657,14 @@ std::string compile(const std::string& source, const std::string& include_dir, c
             << k.maxntid << "u);\n";
     reg << "}\n";
     text += reg.str();
-    write_file(tag + ".ii.cpp", text);
+    write_file(tag + ".cpp", text);
     std::vector<std::string> cc = {"g++", "-std=c++17", opt, "-g0", "-ffp-contract=off", "-fno-strict-aliasing",
                                    "-fPIC", "-shared", "-w", "-DEMU_GLOBAL_MARK=", "-DEMU_BOUNDS(...)=",
-                                   "-o", tag + ".so", tag + ".ii.cpp"};
+                                   "-o", tag + ".so", tag + ".cpp"};
     bool ok = run(cc, log, tag + ".log");
     if (ok) ok = std::rename((tag + ".so").c_str(), so.c_str()) == 0;
-    std::remove((tag + ".cu").c_str());
     std::remove((tag + ".log").c_str());
-    if (ok) std::remove((tag + ".ii.cpp").c_str());
+    std::remove((tag + ".cpp").c_str());
     return ok ? so : "";
 }
 
@@ -678,7 +688,7 @@ std::map<std::string, Kernel*>* load_library(const std::string& so) {
 // the kernels that nvcc's embedded PTX names.
 std::map<std::string, Kernel*>* g_disk_kernels;
 
-void collect_cu(const std::string& dir, std::vector<std::string>& out) {
+void collect_cu(const std::string& dir, std::vector<std::string>& out, const std::string& ext) {
     DIR* d = opendir(dir.c_str());
     if (!d) return;
     while (dirent* e = readdir(d)) {
@@ -687,8 +697,8 @@ void collect_cu(const std::string& dir, std::vector<std::string>& out) {
         std::string p = dir + "/" + n;
         struct stat st;
         if (stat(p.c_str(), &st) != 0) continue;
-        if (S_ISDIR(st.st_mode)) collect_cu(p, out);
-        else if (n.size() > 3 && n.compare(n.size() - 3, 3, ".cu") == 0) out.push_back(p);
+        if (S_ISDIR(st.st_mode)) collect_cu(p, out, ext);
+        else if (n.size() > ext.size() && n.compare(n.size() - ext.size(), ext.size(), ext) == 0) out.push_back(p);
     }
     closedir(d);
 }
@@ -701,31 +711,66 @@ std::map<std::string, Kernel*>& disk_kernels() {
         note("HETKIT_EMU_KERNELS is not set: PTX modules cannot be matched to sources");
         return *g_disk_kernels;
     }
-    std::vector<std::string> files;
-    collect_cu(root, files);
-    std::vector<std::string> sos(files.size());
-    std::vector<pid_t> kids;
-    // Compile the uncached files in child processes, then load everything here.
-    for (std::size_t i = 0; i < files.size(); ++i) {
-        pid_t pid = fork();
-        if (pid == 0) {
-            std::string src, log;
-            read_file(files[i], src);
-            std::string dir = files[i].substr(0, files[i].rfind('/'));
-            std::string so = compile(src, dir, files[i], log);
-            if (so.empty()) std::fprintf(stderr, "[cuda-emu] %s:\n%s\n", files[i].c_str(), log.c_str());
-            _exit(so.empty() ? 1 : 0);
+    std::vector<std::string> files, headers;
+    collect_cu(root, files, ".cu");
+    collect_cu(root, headers, ".cuh");
+    std::sort(files.begin(), files.end());
+    std::sort(headers.begin(), headers.end());
+    // One index per state of the sources: a process that finds it loads the libraries directly.
+    const std::string home = env_or("HETKIT_EMU_HOME", self_dir());
+    std::string all, text;
+    read_file(home + "/device.hpp", all);
+    all += env_or("HETKIT_EMU_OPT", "-O2");
+    for (auto* list : {&files, &headers})
+        for (auto& f : *list)
+            if (read_file(f, text)) all += f + '\n' + text;
+    char index[64];
+    std::snprintf(index, sizeof index, "/index-%016llx", fnv1a(all));
+    const std::string index_path = cache_dir() + index;
+    std::vector<std::string> sos;
+    std::string listed;
+    if (read_file(index_path, listed)) {
+        std::istringstream lines(listed);
+        for (std::string line; std::getline(lines, line);)
+            if (!line.empty()) sos.push_back(line);
+    } else {
+        // Compile in child processes (in parallel), then collect the cached results here.
+        std::vector<pid_t> kids;
+        for (auto& f : files) {
+            pid_t pid = fork();
+            if (pid == 0) {
+                std::string src, log;
+                read_file(f, src);
+                std::string so = compile(src, f.substr(0, f.rfind('/')), f, log);
+                if (so.empty()) std::fprintf(stderr, "[cuda-emu] %s:\n%s\n", f.c_str(), log.c_str());
+                _exit(so.empty() ? 1 : 0);
+            }
+            kids.push_back(pid);
         }
-        kids.push_back(pid);
+        for (pid_t k : kids) waitpid(k, nullptr, 0);
+        bool complete = true;
+        for (auto& f : files) {
+            std::string src, log;
+            read_file(f, src);
+            std::string so = compile(src, f.substr(0, f.rfind('/')), f, log);
+            if (so.empty()) {
+                note("%s does not compile:\n%s", f.c_str(), log.c_str());
+                complete = false;
+            } else {
+                sos.push_back(so);
+            }
+        }
+        if (complete) {
+            std::string lines;
+            for (auto& so : sos) lines += so + "\n";
+            write_file(index_path + "." + std::to_string(getpid()), lines);
+            std::rename((index_path + "." + std::to_string(getpid())).c_str(), index_path.c_str());
+        }
     }
-    for (pid_t k : kids) waitpid(k, nullptr, 0);
-    for (auto& f : files) {
-        std::string src, log;
-        read_file(f, src);
-        std::string so = compile(src, f.substr(0, f.rfind('/')), f, log);
-        auto* table = so.empty() ? nullptr : load_library(so);
+    for (auto& so : sos) {
+        auto* table = load_library(so);
         if (!table) {
-            note("%s does not compile:\n%s", f.c_str(), log.c_str());
+            note("cannot load %s", so.c_str());
             continue;
         }
         for (auto& kv : *table) (*g_disk_kernels)[kv.first] = kv.second;

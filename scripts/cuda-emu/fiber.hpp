@@ -1,5 +1,7 @@
 // Minimal x86-64 System V fibers: a context switch saves the callee-saved registers on the old
-// stack and restores them from the new one (no signal-mask syscall, unlike swapcontext).
+// stack and restores them from the new one (no signal-mask syscall, unlike swapcontext). The
+// floating-point control words are not switched: every fiber runs on one thread with one
+// environment, and kernels do not change it.
 #pragma once
 #include <cstddef>
 
@@ -15,14 +17,8 @@ emu_fiber_switch:
     pushq %r13
     pushq %r14
     pushq %r15
-    subq $8, %rsp
-    stmxcsr (%rsp)
-    fnstcw 4(%rsp)
     movq %rsp, (%rdi)
     movq %rsi, %rsp
-    ldmxcsr (%rsp)
-    fldcw 4(%rsp)
-    addq $8, %rsp
     popq %r15
     popq %r14
     popq %r13
@@ -40,9 +36,5 @@ inline void* emu_fiber_init(char* stack, std::size_t size, void (*entry)()) {
     *--sp = nullptr;        // fake return address of entry (entry never returns)
     *--sp = (void*)entry;   // popped by `ret`
     for (int i = 0; i < 6; ++i) *--sp = nullptr;  // rbp rbx r12 r13 r14 r15
-    --sp;                   // mxcsr + x87 control word
-    unsigned* csr = (unsigned*)sp;
-    csr[0] = 0x1f80;        // default MXCSR
-    csr[1] = 0x037f;        // default x87 control word
     return sp;
 }
