@@ -7,7 +7,8 @@
 #   scripts/cuda-emu.sh -p prefix-ops --release gpu_      one crate, tests named gpu_*
 #   HETKIT_FORCE_NVRTC=1 scripts/cuda-emu.sh ...          the NVRTC path instead of nvcc's PTX
 # Environment: HETKIT_EMU_SEED (thread interleaving), HETKIT_EMU_CACHE (compiled kernels),
-# HETKIT_EMU_OPT (g++ optimisation of kernels, default -O2). See scripts/cuda-emu/README.md.
+# HETKIT_EMU_OPT (g++ optimisation of kernels, default -O2), HETKIT_EMU_ASAN=1 (kernels under
+# AddressSanitizer: out-of-bounds accesses stop the test). See scripts/cuda-emu/README.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 emu=$root/scripts/cuda-emu
@@ -20,6 +21,12 @@ fi
 ln -sf libcuda.so "$out/libcuda.so.1"
 ln -sf libcuda.so "$out/libnvrtc.so"
 export LD_LIBRARY_PATH="$out${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if [ "${HETKIT_EMU_ASAN:-0}" = 1 ]; then
+    # Kernels built with AddressSanitizer; device buffers come from its allocator, so an access past
+    # the end of one stops the test with a report (compute-sanitizer memcheck's job on a GPU).
+    export LD_PRELOAD="$(g++ -print-file-name=libasan.so)${LD_PRELOAD:+:$LD_PRELOAD}"
+    export ASAN_OPTIONS="detect_leaks=0:detect_stack_use_after_return=0:${ASAN_OPTIONS:-}"
+fi
 export HETKIT_EMU_HOME="$emu" HETKIT_EMU_KERNELS="$root/cuda-kernels" HETKIT_REQUIRE_GPU=1
 cd "$root"
 exec cargo test "$@"

@@ -33,6 +33,13 @@ fn run(gpu: &Gpu, f: &CudaFunction, c: LaunchConfig, n: usize) -> (cuda_kernels:
     (r, host)
 }
 
+/// A one-warp launch of `src`'s kernel `k` must fail.
+fn assert_launch_fails(name: &str, src: &str) {
+    let Some(gpu) = emulator() else { return };
+    let f = kernel(&gpu, name, src);
+    assert!(run(&gpu, &f, cfg(32, 1, 0), 32).0.is_err(), "{name} launched without a fault");
+}
+
 #[test]
 fn correct_kernels_with_shared_memory_and_shuffles_give_exact_results() {
     let Some(gpu) = emulator() else { return };
@@ -79,9 +86,7 @@ fn unwritten_shared_memory_reads_as_poison() {
 
 #[test]
 fn a_warp_collective_missing_a_lane_is_a_launch_failure() {
-    let Some(gpu) = emulator() else { return };
-    let f = kernel(
-        &gpu,
+    assert_launch_fails(
         "missing_lane",
         r#"extern "C" __global__ void k(float* out) {
             float v = 1.0f;
@@ -89,14 +94,11 @@ fn a_warp_collective_missing_a_lane_is_a_launch_failure() {
             out[threadIdx.x] = v;
         }"#,
     );
-    assert!(run(&gpu, &f, cfg(32, 1, 0), 32).0.is_err());
 }
 
 #[test]
 fn different_collectives_meeting_in_a_warp_are_a_launch_failure() {
-    let Some(gpu) = emulator() else { return };
-    let f = kernel(
-        &gpu,
+    assert_launch_fails(
         "mixed",
         r#"extern "C" __global__ void k(float* out) {
             float v = 1.0f;
@@ -105,14 +107,11 @@ fn different_collectives_meeting_in_a_warp_are_a_launch_failure() {
             out[threadIdx.x] = v;
         }"#,
     );
-    assert!(run(&gpu, &f, cfg(32, 1, 0), 32).0.is_err());
 }
 
 #[test]
 fn a_shuffle_from_outside_its_mask_is_a_launch_failure() {
-    let Some(gpu) = emulator() else { return };
-    let f = kernel(
-        &gpu,
+    assert_launch_fails(
         "outside",
         r#"extern "C" __global__ void k(float* out) {
             float v = (float)threadIdx.x;
@@ -120,7 +119,6 @@ fn a_shuffle_from_outside_its_mask_is_a_launch_failure() {
             out[threadIdx.x] = v;
         }"#,
     );
-    assert!(run(&gpu, &f, cfg(32, 1, 0), 32).0.is_err());
 }
 
 #[test]

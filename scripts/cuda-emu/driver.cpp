@@ -612,12 +612,20 @@ std::vector<Entry> find_kernels(const std::string& src) {
     return out;
 }
 
+// g++ flags of kernel libraries: $HETKIT_EMU_OPT (default -O2), plus AddressSanitizer with
+// HETKIT_EMU_ASAN=1 (the process must then preload libasan; scripts/cuda-emu.sh does).
+std::string kernel_flags() {
+    std::string f = env_or("HETKIT_EMU_OPT", "-O2") + " -g0";
+    if (env_or("HETKIT_EMU_ASAN", "0") == "1") f += " -fsanitize=address -fno-omit-frame-pointer";
+    return f;
+}
+
 // Compiles a kernel source into a shared library (cached by content); returns its path, or ""
 // with g++'s messages in `log`. `include_dir` resolves quoted includes of files on disk.
 std::string compile(const std::string& source, const std::string& include_dir, const std::string& label,
                     std::string& log) {
     const std::string home = env_or("HETKIT_EMU_HOME", self_dir());
-    const std::string opt = env_or("HETKIT_EMU_OPT", "-O2");
+    const std::string opt = kernel_flags();
     const std::string dir = cache_dir();
     // Preprocess first: the cache key must cover every included header (and device.hpp).
     char uniq[64];
@@ -658,9 +666,11 @@ std::string compile(const std::string& source, const std::string& include_dir, c
     reg << "}\n";
     text += reg.str();
     write_file(tag + ".cpp", text);
-    std::vector<std::string> cc = {"g++", "-std=c++17", opt, "-g0", "-ffp-contract=off", "-fno-strict-aliasing",
-                                   "-fPIC", "-shared", "-w", "-DEMU_GLOBAL_MARK=", "-DEMU_BOUNDS(...)=",
-                                   "-o", tag + ".so", tag + ".cpp"};
+    std::vector<std::string> cc = {"g++", "-std=c++17", "-ffp-contract=off", "-fno-strict-aliasing", "-fPIC",
+                                   "-shared", "-w", "-DEMU_GLOBAL_MARK=", "-DEMU_BOUNDS(...)=", "-o", tag + ".so",
+                                   tag + ".cpp"};
+    std::istringstream flags(opt);
+    for (std::string f; flags >> f;) cc.insert(cc.begin() + 1, f);
     bool ok = run(cc, log, tag + ".log");
     if (ok) ok = std::rename((tag + ".so").c_str(), so.c_str()) == 0;
     std::remove((tag + ".log").c_str());
@@ -720,7 +730,7 @@ std::map<std::string, Kernel*>& disk_kernels() {
     const std::string home = env_or("HETKIT_EMU_HOME", self_dir());
     std::string all, text;
     read_file(home + "/device.hpp", all);
-    all += env_or("HETKIT_EMU_OPT", "-O2");
+    all += kernel_flags();
     for (auto* list : {&files, &headers})
         for (auto& f : *list)
             if (read_file(f, text)) all += f + '\n' + text;
@@ -820,8 +830,9 @@ unsigned long long g_device_bytes = 0;
 CUresult device_alloc(unsigned long long* dptr, std::size_t bytes) {
     if (bytes == 0) return ERR_INVALID_VALUE;
     if (g_device_bytes + bytes > kTotalMemory) return ERR_OUT_OF_MEMORY;
-    void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
-    if (!p) return ERR_OUT_OF_MEMORY;
+    // Exactly `bytes`: under AddressSanitizer the redzone starts right at the end.
+    void* p = nullptr;
+    if (posix_memalign(&p, 256, bytes) != 0) return ERR_OUT_OF_MEMORY;
     std::memset(p, 0xcd, bytes);  // uninitialised device memory is not zero
     *dptr = (unsigned long long)p;
     g_allocs[*dptr] = bytes;
@@ -1058,32 +1069,36 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* n, void* f, int thread
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* n, void* f, int threads, std::size_t s, unsigned) {
     return cuOccupancyMaxActiveBlocksPerMultiprocessor(n, f, threads, s);
 }
+struct ErrorText {
+    CUresult code;
+    const char* name;
+    const char* text;
+};
+const ErrorText kErrors[] = {
+    {OK, "CUDA_SUCCESS", "no error"},
+    {ERR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {ERR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {ERR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {ERR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {ERR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {ERR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {ERR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+    {ERR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure (the emulator's message is on stderr)"},
+    {ERR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+};
+const ErrorText* error_text(CUresult e) {
+    for (const ErrorText& t : kErrors)
+        if (t.code == e) return &t;
+    return nullptr;
+}
 CUresult cuGetErrorString(CUresult e, const char** s) {
-    switch (e) {
-    case OK: *s = "no error"; break;
-    case ERR_INVALID_VALUE: *s = "invalid argument"; break;
-    case ERR_OUT_OF_MEMORY: *s = "out of memory"; break;
-    case ERR_INVALID_PTX: *s = "a PTX JIT compilation failed"; break;
-    case ERR_LAUNCH_FAILED: *s = "unspecified launch failure (see the emulator's message on stderr)"; break;
-    case ERR_LAUNCH_OUT_OF_RESOURCES: *s = "too many resources requested for launch"; break;
-    case ERR_NOT_FOUND: *s = "named symbol not found"; break;
-    default: *s = "emulated CUDA error";
-    }
+    const ErrorText* t = error_text(e);
+    *s = t ? t->text : "emulated CUDA error";
     return OK;
 }
 CUresult cuGetErrorName(CUresult e, const char** s) {
-    switch (e) {
-    case OK: *s = "CUDA_SUCCESS"; break;
-    case ERR_INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; break;
-    case ERR_OUT_OF_MEMORY: *s = "CUDA_ERROR_OUT_OF_MEMORY"; break;
-    case ERR_INVALID_IMAGE: *s = "CUDA_ERROR_INVALID_IMAGE"; break;
-    case ERR_INVALID_PTX: *s = "CUDA_ERROR_INVALID_PTX"; break;
-    case ERR_LAUNCH_FAILED: *s = "CUDA_ERROR_LAUNCH_FAILED"; break;
-    case ERR_LAUNCH_OUT_OF_RESOURCES: *s = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"; break;
-    case ERR_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; break;
-    case ERR_NOT_SUPPORTED: *s = "CUDA_ERROR_NOT_SUPPORTED"; break;
-    default: *s = "CUDA_ERROR_UNKNOWN";
-    }
+    const ErrorText* t = error_text(e);
+    *s = t ? t->name : "CUDA_ERROR_UNKNOWN";
     return OK;
 }
 
