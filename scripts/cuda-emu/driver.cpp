@@ -136,7 +136,6 @@ struct Launch {
     std::vector<WarpState> warps;
     unsigned bar_arrived = 0, bar_gen = 0, exited = 0;
     std::vector<unsigned char> dyn_smem;
-    std::size_t dyn_bytes = 0;
     std::vector<std::pair<const void*, std::size_t>> slots;
     std::vector<unsigned char> arena;
     std::size_t arena_used = 0;
@@ -234,7 +233,6 @@ void complete_warp_op(WarpState& w) {
         case EMU_SHFL_XOR: src = (lane ^ (unsigned)arg) >= base + width ? lane : (lane ^ (unsigned)arg); break;
         }
         if (!((w.mask >> src) & 1u)) {
-            g_tid.x = g_cur->tid.x;
             fail("shuffle in lane %u reads lane %ld, which is not in the mask 0x%08x", lane, src, w.mask);
         }
         w.out[lane] = w.vals[src];
@@ -293,6 +291,7 @@ void* rt_shared_slot(const void* tag, unsigned long long bytes, unsigned long lo
         fail("static shared memory of this block exceeds 48 KiB (%zu bytes)", (std::size_t)(off + bytes));
     l.arena_used = off + bytes;
     l.slots.push_back({tag, off});
+    std::memset(l.arena.data() + off, 0xff, bytes);  // unwritten shared memory reads as NaN / -1
     return l.arena.data() + off;
 }
 
@@ -336,8 +335,7 @@ std::string describe_deadlock() {
 bool run_block() {
     Launch& l = *g_launch;
     std::memset(l.dyn_smem.data(), 0xff, l.dyn_smem.size());
-    std::memset(l.arena.data(), 0xff, l.arena.size());
-    l.slots.clear();
+    l.slots.clear();  // static slots are poisoned when the block first asks for them
     l.arena_used = 0;
     l.bar_arrived = l.exited = 0;
     for (unsigned i = 0; i < l.nthreads; ++i) {
@@ -512,34 +510,27 @@ bool rewrite_shared(std::string& src, std::string& err) {
     std::string out;
     std::size_t pos = 0;
     int counter = 0;
-    for (;;) {
-        std::size_t at = src.find("__shared__", pos);
-        if (at == std::string::npos) break;
+    for (std::size_t at; (at = src.find("__shared__", pos)) != std::string::npos;) {
+        out.append(src, pos, at - pos);
         if ((at > 0 && is_ident(src[at - 1])) || is_ident(src[at + 10])) {
-            out += src.substr(pos, at + 10 - pos);
+            out += "__shared__";  // part of a longer identifier
             pos = at + 10;
             continue;
-        }
-        std::size_t start = at;
-        bool dynamic = false;
-        std::size_t back = out.size() + (at - pos);
-        std::string before = out + src.substr(pos, at - pos);
-        std::size_t e = before.find_last_not_of(" \t\n");
-        if (e != std::string::npos && e >= 5 && before.compare(e - 5, 6, "extern") == 0) {
-            dynamic = true;
-            back = e - 5;
         }
         std::size_t semi = src.find(';', at);
         if (semi == std::string::npos) {
             err = "unterminated __shared__ declaration";
             return false;
         }
-        std::string decl = trim(src.substr(at + 10, semi - at - 10));
+        // `extern` was already copied to `out`: take it back.
+        std::size_t e = out.find_last_not_of(" \t\n");
+        const bool dynamic = e != std::string::npos && e >= 5 && out.compare(e - 5, 6, "extern") == 0;
+        if (dynamic) out.resize(e - 5);
+        std::string decl = src.substr(at + 10, semi - at - 10);
         // Drop attributes (alignment): the runtime aligns every slot to its type.
         for (std::size_t a; (a = decl.find("__attribute__")) != std::string::npos;) {
-            std::size_t p = decl.find("((", a);
             int depth = 0;
-            std::size_t q = p;
+            std::size_t q = decl.find('(', a);
             for (; q < decl.size(); ++q) {
                 if (decl[q] == '(') ++depth;
                 else if (decl[q] == ')' && --depth == 0) break;
@@ -547,10 +538,9 @@ bool rewrite_shared(std::string& src, std::string& err) {
             decl.erase(a, q + 1 - a);
         }
         decl = trim(decl);
-        std::string dims;
         std::size_t br = decl.find('[');
-        std::string head = br == std::string::npos ? decl : trim(decl.substr(0, br));
-        if (br != std::string::npos) dims = decl.substr(br);
+        std::string head = trim(decl.substr(0, br));
+        std::string dims = br == std::string::npos ? "" : decl.substr(br);
         std::size_t ns = head.size();
         while (ns > 0 && is_ident(head[ns - 1])) --ns;
         std::string name = head.substr(ns), type = trim(head.substr(0, ns));
@@ -558,19 +548,17 @@ bool rewrite_shared(std::string& src, std::string& err) {
             err = "cannot parse __shared__ declaration: " + decl;
             return false;
         }
-        out = before.substr(0, back);
         if (dynamic) {
             out += "\n#define " + name + " ((" + type + "*)emu_rt->dynamic_smem())\n";
         } else {
-            std::string id = std::to_string(counter++);
-            out += "typedef " + type + " emu_shared_t" + id + dims + "; static char emu_shared_tag" + id + "; emu_shared_t" +
-                   id + "& " + name + " = *(emu_shared_t" + id + "*)emu_rt->shared_slot(&emu_shared_tag" + id +
-                   ", sizeof(emu_shared_t" + id + "), alignof(emu_shared_t" + id + "));";
+            const std::string t = "emu_shared_t" + std::to_string(counter), tag = "emu_shared_tag" + std::to_string(counter);
+            ++counter;
+            out += "typedef " + type + " " + t + dims + "; static char " + tag + "; " + t + "& " + name + " = *(" + t +
+                   "*)emu_rt->shared_slot(&" + tag + ", sizeof(" + t + "), alignof(" + t + "));";
         }
         pos = semi + 1;
-        (void)start;
     }
-    out += src.substr(pos);
+    out.append(src, pos, std::string::npos);
     src.swap(out);
     return true;
 }
@@ -588,24 +576,18 @@ std::vector<Entry> find_kernels(const std::string& src) {
         std::size_t p = at + mark.size();
         unsigned maxntid = 0;
         std::string ident;
-        for (;;) {
+        // Identifiers up to the name: `void`, and EMU_BOUNDS(n) before or after it.
+        do {
             while (p < src.size() && std::isspace((unsigned char)src[p])) ++p;
             std::size_t s = p;
             while (p < src.size() && is_ident(src[p])) ++p;
             ident = src.substr(s, p - s);
             if (ident == "EMU_BOUNDS") {
-                std::size_t close = src.find(')', p);
-                std::string arg = trim(src.substr(src.find('(', p) + 1, close - src.find('(', p) - 1));
-                maxntid = (unsigned)std::strtoul(arg.c_str(), nullptr, 0);
+                std::size_t open = src.find('(', p), close = src.find(')', p);
+                maxntid = (unsigned)std::strtoul(src.substr(open + 1, close - open - 1).c_str(), nullptr, 0);
                 p = close + 1;
-                continue;
             }
-            if (ident == "void" || ident.empty()) {
-                if (ident.empty()) break;
-                continue;
-            }
-            break;
-        }
+        } while (ident == "EMU_BOUNDS" || ident == "void");
         while (p < src.size() && std::isspace((unsigned char)src[p])) ++p;
         if (!ident.empty() && p < src.size() && src[p] == '(') out.push_back({ident, maxntid});
     }
@@ -1146,7 +1128,6 @@ nvrtcResult nvrtcCompileProgram(void* prog, int n, const char* const* options) {
         LOCK;
         so = compile(p->source, "", p->name, p->log);
         if (so.empty()) return NVRTC_COMPILATION;
-        std::string text;
         auto* table = load_library(so);
         if (!table) return NVRTC_COMPILATION;
         std::ostringstream img;
