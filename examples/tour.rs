@@ -5,8 +5,8 @@
 use std::time::Instant;
 
 use hetkit::cuda::{self, Gpu, GpuTimer};
-use hetkit::prefix::{scan, sort, tridiagonal};
-use hetkit::sg::{Grid, GridSpec};
+use hetkit::sg::{Grid, GridSpec, reference};
+use hetkit::{scan, sort, tridiagonal};
 
 fn main() {
     println!("hetkit tour\n===========\n");
@@ -60,37 +60,35 @@ fn seconds_on<T: Copy>(data: &[T], mut f: impl FnMut(&mut [T])) -> (f64, Vec<T>)
 }
 
 /// A 10-dimensional sparse grid of level 7 (397 825 points, no keys): sample, hierarchize,
-/// evaluate 10^5 points, against the sequential reference.
+/// evaluate 10^5 points, against the sequential reference; then why boundary points matter.
 fn sparse_grid_section() {
     println!("\nsparse grid, d = 10, level 7, f = prod 4x(1-x)");
     let f = |x: &[f64]| x.iter().map(|&v| 4.0 * v * (1.0 - v)).product::<f64>();
     let spec = GridSpec::regular(10, 7).expect("valid grid");
     let nodal = Grid::from_fn(spec.clone(), f).expect("fits in memory");
     println!("  {} points in one array of {:.1} MB", spec.len(), spec.len() as f64 * 8.0 / 1e6);
-    let (t_ref, reference) = seconds(|| {
-        let mut g = nodal.clone();
+    let (t_ref, slow) = seconds(|| {
+        let mut g: reference::Grid<f64> = nodal.as_reference().clone();
         g.hierarchize();
         g
     });
     let (t_cpu, grid) = seconds(|| {
         let mut g = nodal.clone();
-        hetkit::sg_cpu::hierarchize(&mut g).expect("hierarchize");
+        g.hierarchize().expect("hierarchize");
         g
     });
-    let same =
-        grid.values().iter().zip(reference.values()).all(|(a, b)| (a - b).abs() <= 1e-12 * b.abs().max(1.0));
+    let same = grid.values().iter().zip(slow.values()).all(|(a, b)| (a - b).abs() <= 1e-12 * b.abs().max(1.0));
     println!(
-        "  hierarchize: reference {:.1} ms, sg-cpu {:.1} ms ({:.0}x), equal: {same}",
+        "  hierarchize: sg::reference {:.1} ms, sg::Grid {:.1} ms ({:.0}x), equal: {same}",
         t_ref * 1e3,
         t_cpu * 1e3,
         t_ref / t_cpu
     );
     let m = 100_000;
-    let points = ndarray::Array2::from_shape_fn((m, 10), |(i, t)| {
+    let points = hetkit::ndarray::Array2::from_shape_fn((m, 10), |(i, t)| {
         ((i * 7919 + t * 104_729) % 10_007) as f64 / 10_006.0
     });
-    let (t_eval, ys) =
-        seconds(|| hetkit::sg_cpu::evaluate_batch(&grid, points.view()).expect("points in the domain"));
+    let (t_eval, ys) = seconds(|| grid.evaluate_batch(points.view()).expect("points in the domain"));
     let worst = points
         .outer_iter()
         .zip(&ys)
@@ -101,6 +99,22 @@ fn sparse_grid_section() {
         t_eval * 1e3,
         m as f64 / t_eval
     );
+    boundary_section();
+}
+
+/// `regular` grids are zero on the boundary: a function that is not needs the boundary grid.
+fn boundary_section() {
+    println!("\nsparse grid, d = 3, level 6, f = exp(-|x - 0.5|^2): regular grids are zero on the boundary");
+    let f = |x: &[f64]| (-x.iter().map(|v| (v - 0.5) * (v - 0.5)).sum::<f64>()).exp();
+    let test = hetkit::ndarray::Array2::from_shape_fn((4096, 3), |(i, t)| ((i * 37 + t * 101) % 1024) as f64 / 1023.0);
+    let regular = GridSpec::regular(3, 6).expect("valid grid");
+    for (name, spec) in [("regular(3, 6)", regular.clone()), ("regular(3, 6).with_boundary()", regular.with_boundary())] {
+        let points = spec.len();
+        let mut grid = Grid::from_fn(spec, f).expect("fits in memory");
+        grid.hierarchize().expect("hierarchize");
+        let err = grid.error(test.view(), f).expect("points in the domain");
+        println!("  {name:30} {points:6} points, relative L2 error {err:.1e}");
+    }
 }
 
 /// Inclusive sum of 2^24 f32 on the CPU (and the GPU when present), against a plain loop.
@@ -170,7 +184,7 @@ fn sort_section(gpu: Option<&Gpu>) {
         got == want
     );
     if let Some(gpu) = gpu {
-        let run = || -> hetkit::prefix::Result<Vec<f32>> {
+        let run = || -> hetkit::Result<Vec<f32>> {
             let mut dk = gpu.upload(&keys)?;
             sort::gpu::rows(gpu, &mut dk, 32, sort::Order::Ascending)?;
             Ok(gpu.download(&dk)?)

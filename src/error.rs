@@ -1,0 +1,119 @@
+//! [`Error`]: the one error type of the facade.
+
+/// Everything hetkit can report, whichever crate it came from.
+///
+/// Each inner crate keeps its own error enum (they are small and precise); the facade folds them
+/// into this one so that generic user code needs a single bound, and `?` works on every call.
+/// Nested causes are flattened on conversion: a missing GPU is [`Error::Cuda`] whether it came
+/// from the sparse grid kernels or the prefix operations, so [`Error::is_no_gpu`] is one test.
+///
+/// ```
+/// fn run() -> hetkit::Result<()> {
+///     let spec = hetkit::sg::GridSpec::regular(0, 3)?; // d = 0 is an error, not a panic
+///     let _ = spec;
+///     Ok(())
+/// }
+/// let err = run().unwrap_err();
+/// assert!(matches!(err, hetkit::Error::Grid(_)));
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A grid description or grid data the sparse grid crates reject (dimension, level, lengths,
+    /// points outside the domain, sizes that cannot be allocated, ...).
+    #[error(transparent)]
+    Grid(sg_core::SgError),
+    /// The multi-core sparse grid kernels rejected their input.
+    #[error(transparent)]
+    GridCpu(sg_cpu::Error),
+    /// The GPU sparse grid kernels rejected their input or launch parameters.
+    #[error(transparent)]
+    GridGpu(sg_cuda::Error),
+    /// Scans, tridiagonal solvers or sorts rejected their input.
+    #[error(transparent)]
+    Prefix(prefix_ops::Error),
+    /// The CUDA layer: no driver or device, out of device memory, a kernel that did not compile.
+    #[error(transparent)]
+    Cuda(cuda_kernels::Error),
+}
+
+impl Error {
+    /// True when this machine has no usable GPU (no driver, or no device with that ordinal).
+    pub fn is_no_gpu(&self) -> bool {
+        matches!(self, Error::Cuda(e) if e.is_no_gpu())
+    }
+
+    /// True when a device allocation failed for lack of memory.
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, Error::Cuda(cuda_kernels::Error::OutOfMemory { .. }))
+    }
+}
+
+/// `Result` with hetkit's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<sg_core::SgError> for Error {
+    fn from(e: sg_core::SgError) -> Self {
+        Error::Grid(e)
+    }
+}
+
+impl From<cuda_kernels::Error> for Error {
+    fn from(e: cuda_kernels::Error) -> Self {
+        Error::Cuda(e)
+    }
+}
+
+impl From<sg_cpu::Error> for Error {
+    fn from(e: sg_cpu::Error) -> Self {
+        match e {
+            sg_cpu::Error::Sg(e) => Error::Grid(e),
+            other => Error::GridCpu(other),
+        }
+    }
+}
+
+impl From<sg_cuda::Error> for Error {
+    fn from(e: sg_cuda::Error) -> Self {
+        match e {
+            sg_cuda::Error::Cuda(e) => Error::Cuda(e),
+            sg_cuda::Error::Cpu(e) => e.into(),
+            sg_cuda::Error::Sg(e) => Error::Grid(e),
+            other => Error::GridGpu(other),
+        }
+    }
+}
+
+impl From<prefix_ops::Error> for Error {
+    fn from(e: prefix_ops::Error) -> Self {
+        match e {
+            prefix_ops::Error::Gpu(e) => Error::Cuda(e),
+            other => Error::Prefix(other),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_error_bounds<E: std::error::Error + Send + Sync + 'static>() {}
+
+    #[test]
+    fn is_a_std_error_that_boxes() {
+        assert_error_bounds::<Error>();
+        let boxed: Box<dyn std::error::Error + Send + Sync> = Error::from(sg_core::SgError::ZeroLevel).into();
+        assert_eq!(boxed.to_string(), "level n must be at least 1");
+    }
+
+    #[test]
+    fn nested_causes_are_flattened() {
+        let no_gpu = sg_cuda::Error::Cuda(cuda_kernels::Error::NoDriver);
+        assert!(Error::from(no_gpu).is_no_gpu());
+        let via_cpu = sg_cuda::Error::Cpu(sg_cpu::Error::Sg(sg_core::SgError::ZeroDimension));
+        assert!(matches!(Error::from(via_cpu), Error::Grid(sg_core::SgError::ZeroDimension)));
+        let prefix = prefix_ops::Error::Gpu(cuda_kernels::Error::OutOfMemory { bytes: 8 });
+        assert!(Error::from(prefix).is_out_of_memory());
+        assert!(!Error::from(sg_core::SgError::ZeroLevel).is_no_gpu());
+    }
+}
