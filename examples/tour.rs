@@ -77,7 +77,8 @@ fn sparse_grid_section() {
         g.hierarchize().expect("hierarchize");
         g
     });
-    let same = grid.values().iter().zip(slow.values()).all(|(a, b)| (a - b).abs() <= 1e-12 * b.abs().max(1.0));
+    let same =
+        grid.values().iter().zip(slow.values()).all(|(a, b)| (a - b).abs() <= 1e-12 * b.abs().max(1.0));
     println!(
         "  hierarchize: sg::reference {:.1} ms, sg::Grid {:.1} ms ({:.0}x), equal: {same}",
         t_ref * 1e3,
@@ -106,9 +107,13 @@ fn sparse_grid_section() {
 fn boundary_section() {
     println!("\nsparse grid, d = 3, level 6, f = exp(-|x - 0.5|^2): regular grids are zero on the boundary");
     let f = |x: &[f64]| (-x.iter().map(|v| (v - 0.5) * (v - 0.5)).sum::<f64>()).exp();
-    let test = hetkit::ndarray::Array2::from_shape_fn((4096, 3), |(i, t)| ((i * 37 + t * 101) % 1024) as f64 / 1023.0);
+    let test = hetkit::ndarray::Array2::from_shape_fn((4096, 3), |(i, t)| {
+        ((i * 37 + t * 101) % 1024) as f64 / 1023.0
+    });
     let regular = GridSpec::regular(3, 6).expect("valid grid");
-    for (name, spec) in [("regular(3, 6)", regular.clone()), ("regular(3, 6).with_boundary()", regular.with_boundary())] {
+    for (name, spec) in
+        [("regular(3, 6)", regular.clone()), ("regular(3, 6).with_boundary()", regular.with_boundary())]
+    {
         let points = spec.len();
         let mut grid = Grid::from_fn(spec, f).expect("fits in memory");
         grid.hierarchize().expect("hierarchize");

@@ -29,8 +29,8 @@ pub use grid::Grid;
 pub use vector::VectorGrid;
 
 pub use sg_core::{
-    Block, BlockTable, GridPoint, MAX_DIM, MAX_LEVEL, Side, SgError, SubspaceTables, basis, block, spec, tables,
-    GridSpec,
+    Block, BlockTable, GridPoint, GridSpec, MAX_DIM, MAX_LEVEL, SgError, Side, SubspaceTables, basis, block,
+    spec, tables,
 };
 pub use sg_cpu::{PaddedMatrix, PointPattern};
 
