@@ -54,10 +54,19 @@ pub mod reference {
     pub use sg_core::reference::*;
 }
 
-/// The sparse vector-matrix product `y = x^T A[ix, :]` on all cores (`p = a.cols()` outputs).
+/// The sparse vector-matrix product `y = Σ_k x[k] · A[ix[k], :]` on all cores: `p = a.cols()`
+/// outputs, one per column of the padded matrix.
+///
+/// ```
+/// use hetkit::sg::{PaddedMatrix, spvm};
+/// let a = PaddedMatrix::from_row_major(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2)?; // 3 x 2
+/// let y = spvm(&[10.0, 1.0], &[2, 0], &a)?;                                  // 10·row 2 + row 0
+/// assert_eq!(y.to_vec(), vec![51.0, 62.0]);
+/// # Ok::<(), hetkit::Error>(())
+/// ```
 ///
 /// # Errors
 /// Lengths that do not match, an index past the matrix's rows.
-pub fn spvm<T: crate::Real>(x: &[T], ix: &[usize], a: &PaddedMatrix<T>) -> crate::Result<Vec<T>> {
-    Ok(sg_cpu::spvm::spvm(x, ix, a)?)
+pub fn spvm<T: crate::Real>(x: &[T], ix: &[usize], a: &PaddedMatrix<T>) -> crate::Result<ndarray::Array1<T>> {
+    Ok(ndarray::Array1::from_vec(sg_cpu::spvm::spvm(x, ix, a)?))
 }
