@@ -13,7 +13,8 @@ use super::splittable::{Piece, Splittable};
 
 /// Runs `op` with device `i` processing the `shares[i]` items that follow device `i − 1`'s
 /// (a static split: see [`solve_static`](super::solve_static) for the shares). A CPU device
-/// cuts its range into one part per worker; a GPU device into one part per lane, all queued
+/// cuts its range into one part per worker (unless the operation
+/// [parallelises itself](Splittable::cpu_splits_itself)); a GPU device into one part per lane, all queued
 /// before the first is waited for, so copies of one overlap the computation of another. Devices
 /// run concurrently.
 ///
@@ -164,10 +165,14 @@ fn check_support<S: Splittable>(op: &S, devices: &[&dyn Device], busy: impl Fn(u
     Ok(())
 }
 
-/// A CPU device's static share: one contiguous part per worker.
+/// A CPU device's static share: one contiguous part per worker, or the whole share on one
+/// worker for an operation that parallelises itself.
 fn static_cpu<S: Splittable>(op: &S, dev: &dyn Device, i: usize, range: Range<usize>, sink: &Sink<S::Output>) {
-    let parts = dev.workers();
+    let parts = if op.cpu_splits_itself() { 1 } else { dev.workers() };
     dev.spawn_workers(&|w| {
+        if w >= parts {
+            return;
+        }
         let part = nth_part(&range, parts, w);
         if part.is_empty() {
             return;

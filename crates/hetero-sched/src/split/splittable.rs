@@ -53,6 +53,13 @@ pub trait Splittable: Sync {
     /// Whatever the operation reports; the scheduler stops and returns it.
     fn run_cpu(&self, range: Range<usize>) -> Result<Self::Output, BoxError>;
 
+    /// True when [`run_cpu`](Self::run_cpu) parallelises itself (with rayon, inside the pool of
+    /// the device that calls it): a static split then hands a CPU device its whole share in one
+    /// call instead of one part per worker.
+    fn cpu_splits_itself(&self) -> bool {
+        false
+    }
+
     /// True when the GPU methods are implemented.
     fn has_gpu(&self) -> bool {
         false
