@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use criterion::{Criterion, Throughput, criterion_group};
 use hetero_sched::split::{
-    AffineModel, BoxError, CpuDevice, Device, DeviceKind, DynamicPlan, Grain, MonotonicClock, Splittable, Throttled,
-    calibrate, run_dynamic, run_static, solve_static,
+    AffineModel, BoxError, CpuDevice, Device, DeviceKind, DynamicPlan, Grain, MonotonicClock, Splittable,
+    Throttled, calibrate, run_dynamic, run_static, solve_static,
 };
 
 /// Does nothing per item: what is measured is the scheduler.
@@ -65,7 +65,8 @@ fn overhead(c: &mut Criterion) {
     for threads in [1, 2] {
         let cpu = CpuDevice::with_threads(threads).unwrap();
         let devices: [&dyn Device; 1] = [&cpu];
-        let plan = DynamicPlan::new(&[(DeviceKind::Cpu, threads, Grain { items: 1, seconds: 1e-6 })]).unwrap();
+        let plan =
+            DynamicPlan::new(&[(DeviceKind::Cpu, threads, Grain { items: 1, seconds: 1e-6 })]).unwrap();
         g.bench_function(format!("dynamic_grain1_{threads}threads"), |b| {
             b.iter(|| run_dynamic(&Noop(n), &devices, &plan).unwrap())
         });
@@ -171,11 +172,16 @@ fn report_efficiency() {
         t.models,
         t.shares()
     );
-    println!("two_cpus efficiency: static {:.1} %, dynamic {:.1} %", 100.0 * ideal / med[2], 100.0 * ideal / med[3]);
+    println!(
+        "two_cpus efficiency: static {:.1} %, dynamic {:.1} %",
+        100.0 * ideal / med[2],
+        100.0 * ideal / med[3]
+    );
     let n = 100_000;
     for threads in [1, 2] {
         let cpu = CpuDevice::with_threads(threads).unwrap();
-        let plan = DynamicPlan::new(&[(DeviceKind::Cpu, threads, Grain { items: 1, seconds: 1e-6 })]).unwrap();
+        let plan =
+            DynamicPlan::new(&[(DeviceKind::Cpu, threads, Grain { items: 1, seconds: 1e-6 })]).unwrap();
         let s = median(21, || drop(run_dynamic(&Noop(n), &[&cpu], &plan).unwrap()));
         println!("overhead per work item (grain 1, {threads} threads): {:.1} ns", s / n as f64 * 1e9);
     }

@@ -1,6 +1,8 @@
 //! `HETKIT_CACHE_DIR` moves the default store (its own test binary: it sets the environment).
 
-use hetero_sched::split::{AffineModel, CACHE_DIR_ENV, JsonStore, ModelKey, STORE_FILE, SplitStore, default_dir};
+use hetero_sched::split::{
+    AffineModel, CACHE_DIR_ENV, JsonStore, ModelKey, STORE_FILE, SplitStore, default_dir,
+};
 
 #[test]
 fn cache_dir_env_overrides_the_user_cache_directory() {

@@ -4,8 +4,8 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hetero_sched::split::{
-    AffineModel, BoxError, ChoiceKey, CpuDevice, CudaDevice, Device, JsonStore, ManualClock, MemoryStore, ModelKey,
-    SplitError, SplitStore, Splittable, ToOneMap, calibrate, calibrate_cached, size_bucket,
+    AffineModel, BoxError, ChoiceKey, CpuDevice, CudaDevice, Device, JsonStore, ManualClock, MemoryStore,
+    ModelKey, SplitError, SplitStore, Splittable, ToOneMap, calibrate, calibrate_cached, size_bucket,
 };
 
 /// An operation whose every call advances a fake clock by `gamma · len + delta`.
@@ -92,8 +92,13 @@ fn corrupt_or_foreign_store_files_are_ignored() {
     }
     // Damaged entries are dropped, never returned: a negative slope would mislead the solver.
     let path = dir.join("damaged.json");
-    let entry = |g: &str| format!(r#"{{"key": {{"device": "d", "operation": "op", "element": "f32", "shape": ""}}, "model": {{"gamma": {g}, "delta": 0.0}}}}"#);
-    std::fs::write(&path, format!(r#"{{"version": 1, "models": [{}], "choices": []}}"#, entry("-1.0"))).unwrap();
+    let entry = |g: &str| {
+        format!(
+            r#"{{"key": {{"device": "d", "operation": "op", "element": "f32", "shape": ""}}, "model": {{"gamma": {g}, "delta": 0.0}}}}"#
+        )
+    };
+    std::fs::write(&path, format!(r#"{{"version": 1, "models": [{}], "choices": []}}"#, entry("-1.0")))
+        .unwrap();
     assert_eq!(JsonStore::open(&path).unwrap().model(&key), None);
     // Putting a NaN model is an error, not a corrupt file.
     assert!(JsonStore::open(&path).unwrap().put_model(key.clone(), AffineModel::new(f64::NAN, 0.0)).is_err());
@@ -140,7 +145,9 @@ fn to_one_map_measures_once_per_shape_and_persists() {
     let mut calls = 0;
     // The GPU wins for large shapes, the CPU for small ones.
     let measure = |shape: usize| {
-        move |i: usize, _: &dyn Device| -> Result<f64, BoxError> { Ok(if i == 0 { shape as f64 } else { 100.0 }) }
+        move |i: usize, _: &dyn Device| -> Result<f64, BoxError> {
+            Ok(if i == 0 { shape as f64 } else { 100.0 })
+        }
     };
     let mut counted = |i: usize, d: &dyn Device| {
         calls += 1;
@@ -158,13 +165,19 @@ fn to_one_map_measures_once_per_shape_and_persists() {
     // Another device set is another question.
     assert_eq!(map2.lookup("hier", "small", &[&cpu, &other]), None);
     // A device that fails is not a candidate; all failing is an error; no devices is an error.
-    let half = |i: usize, _: &dyn Device| -> Result<f64, BoxError> { if i == 0 { Err("no".into()) } else { Ok(5.0) } };
+    let half = |i: usize, _: &dyn Device| -> Result<f64, BoxError> {
+        if i == 0 { Err("no".into()) } else { Ok(5.0) }
+    };
     assert_eq!(map2.choose("x", "s", &[&cpu, &other], half).unwrap(), 1);
     assert!(matches!(map2.choose("y", "s", &devices, never), Err(SplitError::Task { .. })));
     assert!(matches!(map2.choose("y", "s", &[], never), Err(SplitError::NoDevices)));
     let nan = |_: usize, _: &dyn Device| -> Result<f64, BoxError> { Ok(f64::NAN) };
     assert!(map2.choose("z", "s", &devices, nan).is_err());
-    let key = ChoiceKey { operation: "hier".into(), shape: "small".into(), devices: vec!["cpu".into(), "gpu".into()] };
+    let key = ChoiceKey {
+        operation: "hier".into(),
+        shape: "small".into(),
+        devices: vec!["cpu".into(), "gpu".into()],
+    };
     assert_eq!(again.choice(&key).unwrap().device, "cpu");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -17,7 +17,8 @@ fn digest_worked_example() {
     assert!((gpu.time(shares[1]) - 0.4042).abs() < 1e-9);
     // Eq. 6.3, the proportional model: beta = 4 gives 200 000 / 800 000.
     assert_eq!(proportional_split(1_000_000, 4.0).unwrap(), 200_000);
-    let prop = solve_static(1_000_000, &[AffineModel::new(4e-6, 0.0), AffineModel::new(1e-6, 0.0)], None).unwrap();
+    let prop =
+        solve_static(1_000_000, &[AffineModel::new(4e-6, 0.0), AffineModel::new(1e-6, 0.0)], None).unwrap();
     assert_eq!(prop, vec![200_000, 800_000]);
     // Device order does not matter.
     assert_eq!(solve_static(1_000_000, &[gpu, cpu], None).unwrap(), vec![798_400, 201_600]);
@@ -69,8 +70,14 @@ fn bad_models_and_inputs_are_errors() {
     let ok = AffineModel::new(1e-6, 0.0);
     assert!(matches!(solve_static(10, &[], None), Err(SplitError::NoDevices)));
     for bad in [f64::NAN, f64::INFINITY, -1e-6] {
-        assert!(matches!(solve_static(10, &[ok, AffineModel::new(bad, 0.0)], None), Err(SplitError::BadModel { device: 1, .. })));
-        assert!(matches!(solve_static(10, &[AffineModel::new(1e-6, bad), ok], None), Err(SplitError::BadModel { device: 0, .. })));
+        assert!(matches!(
+            solve_static(10, &[ok, AffineModel::new(bad, 0.0)], None),
+            Err(SplitError::BadModel { device: 1, .. })
+        ));
+        assert!(matches!(
+            solve_static(10, &[AffineModel::new(1e-6, bad), ok], None),
+            Err(SplitError::BadModel { device: 0, .. })
+        ));
     }
     assert!(solve_static(10, &[ok, ok], Some(&[1])).is_err());
     assert!(solve_static(10, &[ok, ok], Some(&[1, 0])).is_err());

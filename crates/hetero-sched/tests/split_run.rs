@@ -41,7 +41,10 @@ fn static_errors() {
     assert!(matches!(run_static(&op, &[&a, &gpu], &[5, 4]), Err(SplitError::Invalid(_))));
     let mut cpu_only = Counting::new(10);
     cpu_only.gpu = false;
-    assert!(matches!(run_static(&cpu_only, &[&a, &gpu], &[5, 5]), Err(SplitError::Unsupported { device: 1, .. })));
+    assert!(matches!(
+        run_static(&cpu_only, &[&a, &gpu], &[5, 5]),
+        Err(SplitError::Unsupported { device: 1, .. })
+    ));
     // A GPU with no work is fine for a CPU-only operation.
     assert_eq!(concat(run_static(&cpu_only, &[&a, &gpu], &[10, 0]).unwrap()), cpu_only.expected());
     let mut failing = Counting::new(10);
@@ -106,8 +109,11 @@ fn dynamic_errors_and_empty_ranges() {
 fn listing_rules_cpu_grains_while_the_queue_is_long() {
     // alpha = t_cpu / t_gpu = 2.5 -> the CPU takes g_cpu while >= g_cpu + 3 g_gpu remain, then
     // ceil(g_cpu / 2.5) (the corrected line), never more than what is left.
-    let plan =
-        DynamicPlan::new(&[(DeviceKind::Cpu, 1, grain(100, 2.5e-3)), (DeviceKind::Gpu, 1, grain(1000, 1e-3))]).unwrap();
+    let plan = DynamicPlan::new(&[
+        (DeviceKind::Cpu, 1, grain(100, 2.5e-3)),
+        (DeviceKind::Gpu, 1, grain(1000, 1e-3)),
+    ])
+    .unwrap();
     assert_eq!(plan.take(0, 100 + 3 * 1000), 100);
     assert_eq!(plan.take(0, 100 + 3 * 1000 - 1), 40);
     assert_eq!(plan.take(0, 7), 7);
@@ -115,22 +121,37 @@ fn listing_rules_cpu_grains_while_the_queue_is_long() {
     assert_eq!(plan.take(1, 999), 999);
     // A CPU faster than the GPU never shrinks its grain.
     let fast_cpu =
-        DynamicPlan::new(&[(DeviceKind::Cpu, 1, grain(100, 1e-4)), (DeviceKind::Gpu, 1, grain(1000, 1e-3))]).unwrap();
+        DynamicPlan::new(&[(DeviceKind::Cpu, 1, grain(100, 1e-4)), (DeviceKind::Gpu, 1, grain(1000, 1e-3))])
+            .unwrap();
     assert_eq!(fast_cpu.take(0, 150), 100);
     // Several CPU workers count in the threshold: 4 g_cpu + ceil(alpha) g_gpu.
-    let four =
-        DynamicPlan::new(&[(DeviceKind::Cpu, 4, grain(100, 2.5e-3)), (DeviceKind::Gpu, 1, grain(1000, 1e-3))]).unwrap();
+    let four = DynamicPlan::new(&[
+        (DeviceKind::Cpu, 4, grain(100, 2.5e-3)),
+        (DeviceKind::Gpu, 1, grain(1000, 1e-3)),
+    ])
+    .unwrap();
     assert_eq!(four.take(0, 400 + 3000), 100);
     assert_eq!(four.take(0, 400 + 2999), 40);
 }
 
 /// Real threads, random devices and grains: every item exactly once, outputs in order.
-fn run_random(n: usize, cpu_threads: usize, slow: f64, lanes: usize, g_cpu: usize, g_gpu: usize, t_ratio: f64) {
+fn run_random(
+    n: usize,
+    cpu_threads: usize,
+    slow: f64,
+    lanes: usize,
+    g_cpu: usize,
+    g_gpu: usize,
+    t_ratio: f64,
+) {
     let cpu = CpuDevice::with_threads(cpu_threads).unwrap();
     let slow_cpu = Throttled::new(CpuDevice::with_threads(1).unwrap(), slow).unwrap();
     let gpu = FakeGpu::new(lanes);
     let devices: [&dyn Device; 3] = [&cpu, &slow_cpu, &gpu];
-    let plan = plan_for(&devices, &[grain(g_cpu, 1e-4 * t_ratio), grain(g_cpu, 1e-4 * t_ratio * slow), grain(g_gpu, 1e-4)]);
+    let plan = plan_for(
+        &devices,
+        &[grain(g_cpu, 1e-4 * t_ratio), grain(g_cpu, 1e-4 * t_ratio * slow), grain(g_gpu, 1e-4)],
+    );
     let op = Counting::new(n);
     let pieces = run_dynamic(&op, &devices, &plan).unwrap();
     assert!(op.all_once());
@@ -170,7 +191,8 @@ fn gpu_idle(total: usize, devices: &[SimDevice], plan: &DynamicPlan) -> (f64, f6
     }
     assert_eq!(next, total);
     let end = tasks.iter().map(|t| t.end).fold(0.0, f64::max);
-    let gpu_end = tasks.iter().filter(|t| devices[t.device].kind == DeviceKind::Gpu).map(|t| t.end).fold(0.0, f64::max);
+    let gpu_end =
+        tasks.iter().filter(|t| devices[t.device].kind == DeviceKind::Gpu).map(|t| t.end).fold(0.0, f64::max);
     (end, end - gpu_end)
 }
 

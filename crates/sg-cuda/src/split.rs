@@ -161,7 +161,8 @@ impl<T: DeviceReal> HeteroEvaluator<T> {
                 static_split(reference, &cpu, &gpu).map_or(1.0, |w| w as f64 / reference as f64)
             }
             Mode::Dynamic { cpu, gpu, .. } => {
-                let (rc, rg) = (1.0 / cpu.gamma.max(f64::MIN_POSITIVE), 1.0 / gpu.gamma.max(f64::MIN_POSITIVE));
+                let (rc, rg) =
+                    (1.0 / cpu.gamma.max(f64::MIN_POSITIVE), 1.0 / gpu.gamma.max(f64::MIN_POSITIVE));
                 rc / (rc + rg)
             }
         }
@@ -236,7 +237,8 @@ impl<T: DeviceReal> HeteroEvaluator<T> {
         let op = self.op(points);
         let clock = MonotonicClock::new();
         let sizes = [sample, 2 * sample];
-        let cpu = hs::calibrate(&op, &self.cpu_device, &sizes, CALIBRATION_RUNS, &clock).map_err(from_split)?;
+        let cpu =
+            hs::calibrate(&op, &self.cpu_device, &sizes, CALIBRATION_RUNS, &clock).map_err(from_split)?;
         let gpu = hs::calibrate(&op, gpu_device, &sizes, CALIBRATION_RUNS, &clock).map_err(from_split)?;
         Ok(Some((cpu, gpu)))
     }

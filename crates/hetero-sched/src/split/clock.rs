@@ -62,9 +62,9 @@ impl ManualClock {
             return;
         }
         // fetch_update retries on contention: concurrent advances all count.
-        let _ = self.bits.fetch_update(Ordering::AcqRel, Ordering::Acquire, |b| {
-            Some((f64::from_bits(b) + dt).to_bits())
-        });
+        let _ = self
+            .bits
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |b| Some((f64::from_bits(b) + dt).to_bits()));
     }
 }
 

@@ -37,5 +37,7 @@ pub use queue::{DynamicPlan, Grain};
 pub use run::{run_dynamic, run_static};
 pub use simulate::{SimDevice, SimTask, simulate};
 pub use splittable::{Piece, Splittable, concat};
-pub use store::{CACHE_DIR_ENV, Choice, ChoiceKey, JsonStore, MemoryStore, ModelKey, STORE_FILE, SplitStore, default_dir};
+pub use store::{
+    CACHE_DIR_ENV, Choice, ChoiceKey, JsonStore, MemoryStore, ModelKey, STORE_FILE, SplitStore, default_dir,
+};
 pub use to_one::{ToOneMap, size_bucket};

@@ -80,7 +80,11 @@ pub fn run_dynamic<S: Splittable>(
         return Err(SplitError::NoDevices);
     }
     if plan.devices() != devices.len() {
-        return Err(SplitError::Mismatch { what: "plan entries", got: plan.devices(), devices: devices.len() });
+        return Err(SplitError::Mismatch {
+            what: "plan entries",
+            got: plan.devices(),
+            devices: devices.len(),
+        });
     }
     check_support(op, devices, |_| true)?;
     let cursor = Cursor::new(op.items());
@@ -113,7 +117,11 @@ pub fn run_dynamic<S: Splittable>(
 }
 
 /// Runs all of `op`'s items on one device (calibration, the to-one map).
-pub(crate) fn run_one<S: Splittable>(op: &S, device: &dyn Device, items: usize) -> Result<Vec<Piece<S::Output>>> {
+pub(crate) fn run_one<S: Splittable>(
+    op: &S,
+    device: &dyn Device,
+    items: usize,
+) -> Result<Vec<Piece<S::Output>>> {
     let sub = Prefix { op, items };
     run_static(&sub, &[device], &[items])
 }
@@ -167,7 +175,13 @@ fn check_support<S: Splittable>(op: &S, devices: &[&dyn Device], busy: impl Fn(u
 
 /// A CPU device's static share: one contiguous part per worker, or the whole share on one
 /// worker for an operation that parallelises itself.
-fn static_cpu<S: Splittable>(op: &S, dev: &dyn Device, i: usize, range: Range<usize>, sink: &Sink<S::Output>) {
+fn static_cpu<S: Splittable>(
+    op: &S,
+    dev: &dyn Device,
+    i: usize,
+    range: Range<usize>,
+    sink: &Sink<S::Output>,
+) {
     let parts = if op.cpu_splits_itself() { 1 } else { dev.workers() };
     dev.spawn_workers(&|w| {
         if w >= parts {

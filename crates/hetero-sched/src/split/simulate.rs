@@ -45,7 +45,11 @@ pub struct SimTask {
 /// [`SplitError::Invalid`] for devices with no workers; [`SplitError::BadModel`].
 pub fn simulate(total: usize, devices: &[SimDevice], plan: &DynamicPlan) -> Result<Vec<SimTask>> {
     if plan.devices() != devices.len() {
-        return Err(SplitError::Mismatch { what: "plan entries", got: plan.devices(), devices: devices.len() });
+        return Err(SplitError::Mismatch {
+            what: "plan entries",
+            got: plan.devices(),
+            devices: devices.len(),
+        });
     }
     let mut free: Vec<(f64, usize, usize)> = Vec::new();
     for (i, d) in devices.iter().enumerate() {
@@ -59,7 +63,9 @@ pub fn simulate(total: usize, devices: &[SimDevice], plan: &DynamicPlan) -> Resu
     let mut next = 0;
     while next < total {
         let k = (0..free.len())
-            .min_by(|&a, &b| free[a].0.total_cmp(&free[b].0).then((free[a].1, free[a].2).cmp(&(free[b].1, free[b].2))))
+            .min_by(|&a, &b| {
+                free[a].0.total_cmp(&free[b].0).then((free[a].1, free[a].2).cmp(&(free[b].1, free[b].2)))
+            })
             .expect("at least one worker");
         let (start, device, worker) = free[k];
         let n = plan.take(device, total - next).clamp(1, total - next);

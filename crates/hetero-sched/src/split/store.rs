@@ -39,7 +39,12 @@ pub struct ModelKey {
 impl ModelKey {
     /// A key with an empty shape bucket.
     pub fn new(device: impl Into<String>, operation: impl Into<String>, element: impl Into<String>) -> Self {
-        ModelKey { device: device.into(), operation: operation.into(), element: element.into(), shape: String::new() }
+        ModelKey {
+            device: device.into(),
+            operation: operation.into(),
+            element: element.into(),
+            shape: String::new(),
+        }
     }
 
     /// The same key for the shape bucket `shape`.
@@ -119,7 +124,11 @@ impl Contents {
         FileFormat {
             version: VERSION,
             models: self.models.iter().map(|(k, m)| ModelEntry { key: k.clone(), model: *m }).collect(),
-            choices: self.choices.iter().map(|(k, c)| ChoiceEntry { key: k.clone(), choice: c.clone() }).collect(),
+            choices: self
+                .choices
+                .iter()
+                .map(|(k, c)| ChoiceEntry { key: k.clone(), choice: c.clone() })
+                .collect(),
         }
     }
 
@@ -265,7 +274,10 @@ pub fn default_dir() -> Result<PathBuf> {
         return Ok(PathBuf::from(dir));
     }
     directories::ProjectDirs::from("", "", "hetkit").map(|p| p.cache_dir().to_path_buf()).ok_or_else(|| {
-        SplitError::Store { path: String::new(), message: format!("no cache directory (set {CACHE_DIR_ENV})") }
+        SplitError::Store {
+            path: String::new(),
+            message: format!("no cache directory (set {CACHE_DIR_ENV})"),
+        }
     })
 }
 
