@@ -295,12 +295,14 @@ struct EvalOp<'a, T: DeviceReal> {
     grid: Option<Arc<DeviceGrid<T>>>,
 }
 
-/// One stream of the GPU side: page-locked input and output, device input and output, and the
-/// number of points in flight.
+/// Page-locked input, device input, device output, page-locked output of one lane.
+type LaneBuffers<T> = (PinnedHostSlice<T>, DeviceBuffer<T>, DeviceBuffer<T>, PinnedHostSlice<T>);
+
+/// One stream of the GPU side: its buffers and the number of points in flight.
 struct EvalLane<T: DeviceReal> {
     gpu: Gpu,
     grid: Arc<DeviceGrid<T>>,
-    bufs: Option<(PinnedHostSlice<T>, DeviceBuffer<T>, DeviceBuffer<T>, PinnedHostSlice<T>)>,
+    bufs: Option<LaneBuffers<T>>,
     pending: Option<usize>,
 }
 
