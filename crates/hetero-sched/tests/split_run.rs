@@ -32,6 +32,17 @@ fn static_shares_process_every_item_once() {
 }
 
 #[test]
+fn static_cpu_share_is_one_call_for_self_parallel_operations() {
+    let cpu = CpuDevice::with_threads(3).unwrap();
+    for (whole, calls) in [(false, 3), (true, 1)] {
+        let mut op = Counting::new(30);
+        op.whole = whole;
+        assert_eq!(concat(run_static(&op, &[&cpu], &[30]).unwrap()), op.expected());
+        assert_eq!(op.cpu_calls.load(std::sync::atomic::Ordering::Relaxed), calls, "whole {whole}");
+    }
+}
+
+#[test]
 fn static_errors() {
     let a = CpuDevice::with_threads(1).unwrap();
     let gpu = FakeGpu::new(2);

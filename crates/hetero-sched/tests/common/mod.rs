@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use hetero_sched::split::{BoxError, Device, DeviceKind, Splittable};
 
@@ -49,6 +49,8 @@ pub struct Counting {
     pub fail_at: Option<usize>,
     pub panic_at: Option<usize>,
     pub gpu: bool,
+    pub whole: bool,
+    pub cpu_calls: AtomicUsize,
 }
 
 pub struct FakeLane {
@@ -65,6 +67,8 @@ impl Counting {
             fail_at: None,
             panic_at: None,
             gpu: true,
+            whole: false,
+            cpu_calls: AtomicUsize::new(0),
         }
     }
 
@@ -99,7 +103,12 @@ impl Splittable for Counting {
     }
 
     fn run_cpu(&self, range: Range<usize>) -> Result<Vec<u64>, BoxError> {
+        self.cpu_calls.fetch_add(1, Ordering::Relaxed);
         self.process(range)
+    }
+
+    fn cpu_splits_itself(&self) -> bool {
+        self.whole
     }
 
     fn has_gpu(&self) -> bool {
