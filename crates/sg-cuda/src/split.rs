@@ -18,8 +18,8 @@ use std::sync::Arc;
 use cuda_kernels::{DeviceBuffer, Gpu};
 use cudarc::driver::PinnedHostSlice;
 use hetero_sched::split::{
-    self as hs, BoxError, CpuDevice, CudaDevice, Device, DeviceKind, DynamicPlan, MonotonicClock, SplitError,
-    Splittable,
+    self as hs, BoxError, CpuDevice, CudaDevice, Device, DeviceKind, DynamicPlan, ModelKey, MonotonicClock,
+    SplitError, SplitStore, Splittable,
 };
 use ndarray::{Array2, ArrayView2};
 use sg_core::Grid;
@@ -230,17 +230,51 @@ impl<T: DeviceReal> HeteroEvaluator<T> {
         Ok(())
     }
 
+    /// [`calibrate`](Self::calibrate) through a calibration store: the models are measured only
+    /// when `store` has none for these devices, this element type, this grid (dimension and
+    /// point count) and this calibration size, and stored after.
+    ///
+    /// # Errors
+    /// As `calibrate`; [`Error::Config`] when the store cannot be written.
+    pub fn calibrate_with_store(&mut self, sample: usize, store: &dyn SplitStore) -> Result<f64> {
+        if sample == 0 {
+            return Err(Error::Config("calibration sample of 0 points".into()));
+        }
+        if let Some((cpu, gpu)) = self.fit_models_with(sample, Some(store))? {
+            self.mode = Mode::Models { cpu, gpu, reference: 20 * sample };
+        }
+        Ok(self.cpu_fraction())
+    }
+
     /// CPU and GPU models from runs at `sample` and `2 · sample` points; `None` without a GPU.
     fn fit_models(&self, sample: usize) -> Result<Option<(AffineModel, AffineModel)>> {
+        self.fit_models_with(sample, None)
+    }
+
+    /// As `fit_models`, through `store` when one is given.
+    fn fit_models_with(
+        &self,
+        sample: usize,
+        store: Option<&dyn SplitStore>,
+    ) -> Result<Option<(AffineModel, AffineModel)>> {
         let Some((_, gpu_device)) = &self.gpu else { return Ok(None) };
         let points = calibration_points::<T>(2 * sample, self.d);
         let op = self.op(points);
         let clock = MonotonicClock::new();
         let sizes = [sample, 2 * sample];
-        let cpu =
-            hs::calibrate(&op, &self.cpu_device, &sizes, CALIBRATION_RUNS, &clock).map_err(from_split)?;
-        let gpu = hs::calibrate(&op, gpu_device, &sizes, CALIBRATION_RUNS, &clock).map_err(from_split)?;
-        Ok(Some((cpu, gpu)))
+        let shape = format!("d{}-points{}-sample{sample}", self.d, self.values.len());
+        let fit = |dev: &dyn Device| -> Result<AffineModel> {
+            match store {
+                Some(store) => {
+                    let key = ModelKey::new(dev.fingerprint(), "sg-cuda/evaluate", T::SUFFIX)
+                        .with_shape(shape.as_str());
+                    hs::calibrate_cached(store, &key, &op, dev, &sizes, CALIBRATION_RUNS, &clock)
+                }
+                None => hs::calibrate(&op, dev, &sizes, CALIBRATION_RUNS, &clock),
+            }
+            .map_err(from_split)
+        };
+        Ok(Some((fit(&self.cpu_device)?, fit(gpu_device)?)))
     }
 
     /// The evaluation of `points` (row-major, already checked) as a splittable operation.

@@ -127,3 +127,18 @@ fn gpu_split_matches_reference_at_every_fraction() {
         assert!(max_rel(one.as_slice().unwrap(), &want[..1]) <= 1e-12, "{split:?}");
     }
 }
+
+#[test]
+fn gpu_calibration_is_stored_and_reused() {
+    let Some(gpu) = gpu_or_skip("gpu_calibration_is_stored_and_reused") else { return };
+    let grid = Grid::<f32>::from_fn(GridSpec::regular(3, 4).unwrap(), |x| x[0] * x[1] + x[2]).unwrap();
+    let store = hetero_sched::split::MemoryStore::new();
+    let mut first = HeteroEvaluator::new(&grid, Some(&gpu), Split::CpuFraction(0.5)).unwrap();
+    first.calibrate_with_store(256, &store).unwrap();
+    let mut second = HeteroEvaluator::new(&grid, Some(&gpu), Split::CpuFraction(0.5)).unwrap();
+    second.calibrate_with_store(256, &store).unwrap();
+    // Fresh timings never repeat to the last bit: equal models mean the second came from the store.
+    assert!(first.models().is_some());
+    assert_eq!(first.models(), second.models());
+    assert!(second.calibrate_with_store(0, &store).is_err());
+}
