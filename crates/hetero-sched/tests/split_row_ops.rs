@@ -1,6 +1,7 @@
-//! An example adaptor: batched row operations of prefix-ops (row sorts, row scans) as
-//! [`Splittable`] operations, one work item per row, split over CPU devices and, where one is
-//! present, a GPU. Oracles: std's sort and a sequential prefix sum per row.
+//! Example adaptors: batched row operations of prefix-ops (row sorts, row scans) and batched
+//! tridiagonal solves as [`Splittable`] operations, one work item per row or system, split over CPU devices and, where one is
+//! present, a GPU. Oracles: std's sort and a sequential prefix sum per row; the residual of every
+//! equation for the solves.
 
 use std::ops::Range;
 
@@ -12,6 +13,7 @@ use hetero_sched::split::{
 use hetkit_testkit::{gpu_or_skip, rng};
 use prefix_ops::scan::{self, Add};
 use prefix_ops::sort::{self, Order};
+use prefix_ops::tridiagonal::{self, Layout, Real, TridiagonalBatch};
 use rand::Rng;
 
 type CpuFn<K> = fn(&mut [K], usize) -> Result<(), BoxError>;
@@ -149,4 +151,126 @@ fn row_sorts_and_scans_split_over_cpu_and_gpu() {
     let cpu = CpuDevice::with_threads(2).unwrap();
     let dev = CudaDevice::from_gpu(gpu, 2).unwrap();
     check_all("row_sorts_and_scans_split_over_cpu_and_gpu", &[&cpu, &dev], true);
+}
+
+/// Batched tridiagonal solves (prefix-ops, strided layout), one work item per system.
+struct Systems<'a, T> {
+    a: &'a [T],
+    b: &'a [T],
+    c: &'a [T],
+    d: &'a [T],
+    m: usize,
+    gpu: bool,
+}
+
+impl<'a, T: Real> Systems<'a, T> {
+    fn batch(&self, r: &Range<usize>) -> Result<(TridiagonalBatch<'a, T>, Vec<T>), BoxError> {
+        let s = r.start * self.m..r.end * self.m;
+        let batch =
+            TridiagonalBatch::strided(&self.a[s.clone()], &self.b[s.clone()], &self.c[s.clone()], self.m)?;
+        Ok((batch, self.d[s].to_vec()))
+    }
+}
+
+impl<T: Real> Splittable for Systems<'_, T> {
+    type Output = Vec<T>;
+    type Lane = RowLane<T>;
+
+    fn items(&self) -> usize {
+        self.b.len() / self.m
+    }
+
+    fn run_cpu(&self, r: Range<usize>) -> Result<Vec<T>, BoxError> {
+        let (batch, mut x) = self.batch(&r)?;
+        batch.solve(&mut x)?;
+        Ok(x)
+    }
+
+    fn has_gpu(&self) -> bool {
+        self.gpu
+    }
+
+    fn open_lane(&self, device: &dyn Device, _lane: usize) -> Result<RowLane<T>, BoxError> {
+        let gpu = device.cuda().ok_or("not a CUDA device")?.with_new_stream()?;
+        Ok(RowLane { gpu, done: None })
+    }
+
+    fn submit(&self, lane: &mut RowLane<T>, r: Range<usize>) -> Result<(), BoxError> {
+        let (batch, mut x) = self.batch(&r)?;
+        let solver = tridiagonal::gpu::choose(self.m, r.len(), Layout::Strided, size_of::<T>());
+        batch.solve_gpu(&lane.gpu, solver, &mut x)?;
+        lane.done = Some(x);
+        Ok(())
+    }
+
+    fn complete(&self, lane: &mut RowLane<T>) -> Result<Vec<T>, BoxError> {
+        lane.done.take().ok_or_else(|| "complete without submit".into())
+    }
+}
+
+/// Largest residual `|a x_{k-1} + b x_k + c x_{k+1} − d_k|` over all systems, in f64.
+fn max_residual<T: Real>(sys: &Systems<'_, T>, x: &[T]) -> f64 {
+    let f = |v: T| v.wide();
+    let mut worst = 0.0f64;
+    for (g, xs) in x.chunks(sys.m).enumerate() {
+        for k in 0..sys.m {
+            let i = g * sys.m + k;
+            let mut r = f(sys.b[i]) * f(xs[k]) - f(sys.d[i]);
+            if k > 0 {
+                r += f(sys.a[i]) * f(xs[k - 1]);
+            }
+            if k + 1 < sys.m {
+                r += f(sys.c[i]) * f(xs[k + 1]);
+            }
+            worst = worst.max(r.abs());
+        }
+    }
+    worst
+}
+
+fn check_systems<T: Real>(test: &str, devices: &[&dyn Device], gpu: bool, tol: f64) {
+    let mut g = rng(test);
+    for (systems, m) in [(1, 1), (33, 17), (200, 64), (5, 1000)] {
+        let n = systems * m;
+        let mut draw =
+            |lo: f64, hi: f64| -> Vec<T> { (0..n).map(|_| T::of(g.random_range(lo..hi))).collect() };
+        // Strictly diagonally dominant: every solver of the batch is stable on it.
+        let (a, c, d) = (draw(-1.0, 1.0), draw(-1.0, 1.0), draw(-10.0, 10.0));
+        let b = draw(2.5, 4.0);
+        let op = Systems { a: &a, b: &b, c: &c, d: &d, m, gpu };
+        let models = vec![AffineModel::new(1e-6, 0.0); devices.len()];
+        let shares = solve_static(systems, &models, None).unwrap();
+        let plan = DynamicPlan::new(
+            &devices
+                .iter()
+                .map(|dv| (dv.kind(), dv.workers(), Grain { items: 3, seconds: 1e-4 }))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        for x in [
+            concat(run_static(&op, devices, &shares).unwrap()),
+            concat(run_dynamic(&op, devices, &plan).unwrap()),
+        ] {
+            assert_eq!(x.len(), n);
+            let res = max_residual(&op, &x);
+            assert!(res <= tol, "{systems} systems of {m}: residual {res}");
+        }
+    }
+}
+
+#[test]
+fn tridiagonal_batches_split_over_two_cpus() {
+    let fast = CpuDevice::with_threads(2).unwrap();
+    let slow = Throttled::new(CpuDevice::with_threads(1).unwrap(), 1.5).unwrap();
+    check_systems::<f64>("tridiagonal_batches_split_over_two_cpus/f64", &[&fast, &slow], false, 1e-11);
+    check_systems::<f32>("tridiagonal_batches_split_over_two_cpus/f32", &[&fast, &slow], false, 1e-3);
+}
+
+#[test]
+fn tridiagonal_batches_split_over_cpu_and_gpu() {
+    let Some(gpu) = gpu_or_skip("tridiagonal_batches_split_over_cpu_and_gpu") else { return };
+    let cpu = CpuDevice::with_threads(2).unwrap();
+    let dev = CudaDevice::from_gpu(gpu, 2).unwrap();
+    check_systems::<f64>("tridiagonal_batches_split_over_cpu_and_gpu/f64", &[&cpu, &dev], true, 1e-11);
+    check_systems::<f32>("tridiagonal_batches_split_over_cpu_and_gpu/f32", &[&cpu, &dev], true, 1e-3);
 }
