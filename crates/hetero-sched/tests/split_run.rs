@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Counting, FakeGpu};
+use common::{Counting, FakeGpu, Sleepy};
 use hetero_sched::split::{
     AffineModel, CpuDevice, Device, DeviceKind, DynamicPlan, Grain, SimDevice, SplitError, Throttled, concat,
     run_dynamic, run_static, simulate,
@@ -75,7 +75,7 @@ fn plan_for(devices: &[&dyn Device], grains: &[Grain]) -> DynamicPlan {
 
 #[test]
 fn dynamic_rotates_over_streams_round_robin() {
-    let cpu = CpuDevice::with_threads(1).unwrap();
+    let cpu = Sleepy { pause: std::time::Duration::from_millis(1) };
     let gpu = FakeGpu::new(3);
     let devices: [&dyn Device; 2] = [&cpu, &gpu];
     let op = Counting::new(5000);
@@ -87,6 +87,24 @@ fn dynamic_rotates_over_streams_round_robin() {
     assert!(!lanes.is_empty());
     for (k, &l) in lanes.iter().enumerate() {
         assert_eq!(l, k % 3, "submission {k} on lane {l}: {lanes:?}");
+    }
+}
+
+#[test]
+fn a_failing_submit_still_completes_the_lanes_in_flight() {
+    let cpu = Sleepy { pause: std::time::Duration::from_millis(1) };
+    let gpu = FakeGpu::new(3);
+    let devices: [&dyn Device; 2] = [&cpu, &gpu];
+    let plan = plan_for(&devices, &[grain(1, 1.0), grain(10, 1e-3)]);
+    for limit in [0, 1, 2, 5] {
+        let mut op = Counting::new(1000);
+        op.submit_limit = limit;
+        assert!(matches!(run_dynamic(&op, &devices, &plan), Err(SplitError::Task { .. })), "limit {limit}");
+        assert_eq!(op.completes.load(std::sync::atomic::Ordering::Relaxed), op.submits.lock().unwrap().len());
+        let mut op = Counting::new(30);
+        op.submit_limit = limit.min(2);
+        assert!(run_static(&op, &devices, &[0, 30]).is_err());
+        assert_eq!(op.completes.load(std::sync::atomic::Ordering::Relaxed), op.submits.lock().unwrap().len());
     }
 }
 

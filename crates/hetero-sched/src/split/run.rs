@@ -213,18 +213,22 @@ fn static_gpu<S: Splittable>(
     range: Range<usize>,
     sink: &Sink<S::Output>,
 ) -> Result<(), BoxError> {
-    let lanes = dev.lanes().min(range.len());
-    let mut open = Vec::with_capacity(lanes);
-    for l in 0..lanes {
-        let mut lane = op.open_lane(dev, l)?;
-        let part = nth_part(&range, lanes, l);
-        op.submit(&mut lane, part.clone())?;
-        open.push((lane, part));
-    }
-    let mut local = Vec::with_capacity(lanes);
-    for (mut lane, part) in open {
-        local.push(Piece { output: op.complete(&mut lane)?, range: part, device: i });
-    }
+    let count = dev.lanes().min(range.len());
+    let mut lanes: Vec<(S::Lane, Option<Range<usize>>)> = Vec::with_capacity(count);
+    let mut submitted = || -> Result<(), BoxError> {
+        for l in 0..count {
+            lanes.push((op.open_lane(dev, l)?, None));
+            let (lane, pending) = lanes.last_mut().expect("just pushed");
+            let part = nth_part(&range, count, l);
+            op.submit(lane, part.clone())?;
+            *pending = Some(part);
+        }
+        Ok(())
+    };
+    let queued = submitted();
+    let mut local = Vec::with_capacity(count);
+    let drained = drain(op, i, &mut lanes, 0, &mut local);
+    queued.and(drained)?;
     sink.extend(local);
     Ok(())
 }
@@ -239,32 +243,60 @@ fn dynamic_gpu<S: Splittable>(
     cursor: &Cursor,
     sink: &Sink<S::Output>,
 ) -> Result<(), BoxError> {
-    let mut lanes: Vec<(S::Lane, Option<Range<usize>>)> =
-        (0..dev.lanes()).map(|l| op.open_lane(dev, l).map(|lane| (lane, None))).collect::<Result<_, _>>()?;
+    let mut lanes: Vec<(S::Lane, Option<Range<usize>>)> = Vec::with_capacity(dev.lanes());
+    for l in 0..dev.lanes() {
+        lanes.push((op.open_lane(dev, l)?, None));
+    }
     let mut local = Vec::new();
     let mut s = 0;
-    loop {
-        let (lane, pending) = &mut lanes[s];
-        if let Some(range) = pending.take() {
-            local.push(Piece { output: op.complete(lane)?, range, device: i });
+    let mut rotate = || -> Result<(), BoxError> {
+        loop {
+            let (lane, pending) = &mut lanes[s];
+            if let Some(range) = pending.take() {
+                local.push(Piece { output: op.complete(lane)?, range, device: i });
+            }
+            if sink.failed() {
+                return Ok(());
+            }
+            let Some(range) = cursor.pop(plan, i) else { return Ok(()) };
+            op.submit(lane, range.clone())?;
+            *pending = Some(range);
+            s = (s + 1) % lanes.len();
         }
-        if sink.failed() {
-            break;
-        }
-        let Some(range) = cursor.pop(plan, i) else { break };
-        op.submit(lane, range.clone())?;
-        *pending = Some(range);
-        s = (s + 1) % lanes.len();
-    }
-    let n = lanes.len();
-    for k in 0..n {
-        let (lane, pending) = &mut lanes[(s + k) % n];
-        if let Some(range) = pending.take() {
-            local.push(Piece { output: op.complete(lane)?, range, device: i });
-        }
-    }
+    };
+    let rotated = rotate();
+    let drained = drain(op, i, &mut lanes, s, &mut local);
+    rotated.and(drained)?;
     sink.extend(local);
     Ok(())
+}
+
+/// Completes every lane's pending range, oldest first from lane `first`, even after a failure:
+/// a lane's buffers must not be freed while its stream still copies into them. Returns the first
+/// error.
+fn drain<S: Splittable>(
+    op: &S,
+    i: usize,
+    lanes: &mut [(S::Lane, Option<Range<usize>>)],
+    first: usize,
+    local: &mut Vec<Piece<S::Output>>,
+) -> Result<(), BoxError> {
+    let n = lanes.len();
+    let mut result = Ok(());
+    for k in 0..n {
+        let (lane, pending) = &mut lanes[(first + k) % n];
+        if let Some(range) = pending.take() {
+            match op.complete(lane) {
+                Ok(output) => local.push(Piece { output, range, device: i }),
+                Err(e) => {
+                    if result.is_ok() {
+                        result = Err(e);
+                    }
+                }
+            }
+        }
+    }
+    result
 }
 
 /// Collects pieces from all workers and the first failure.

@@ -51,6 +51,9 @@ pub struct Counting {
     pub gpu: bool,
     pub whole: bool,
     pub cpu_calls: AtomicUsize,
+    /// Submissions beyond this many fail.
+    pub submit_limit: usize,
+    pub completes: AtomicUsize,
 }
 
 pub struct FakeLane {
@@ -69,6 +72,8 @@ impl Counting {
             gpu: true,
             whole: false,
             cpu_calls: AtomicUsize::new(0),
+            submit_limit: usize::MAX,
+            completes: AtomicUsize::new(0),
         }
     }
 
@@ -121,13 +126,44 @@ impl Splittable for Counting {
 
     fn submit(&self, lane: &mut FakeLane, range: Range<usize>) -> Result<(), BoxError> {
         assert!(lane.pending.is_none(), "submit on a lane with a pending range");
-        self.submits.lock().unwrap().push((lane.id, range.clone()));
+        let mut submits = self.submits.lock().unwrap();
+        if submits.len() >= self.submit_limit {
+            return Err("submit refused".into());
+        }
+        submits.push((lane.id, range.clone()));
         lane.pending = Some(range);
         Ok(())
     }
 
     fn complete(&self, lane: &mut FakeLane) -> Result<Vec<u64>, BoxError> {
         let r = lane.pending.take().ok_or("complete without submit")?;
+        self.completes.fetch_add(1, Ordering::Relaxed);
         self.process(r)
+    }
+}
+
+/// A CPU device of one thread that sleeps after every grain: slow enough that a GPU stand-in
+/// always gets work, however fast the items are.
+#[derive(Debug)]
+pub struct Sleepy {
+    pub pause: std::time::Duration,
+}
+
+impl Device for Sleepy {
+    fn kind(&self) -> DeviceKind {
+        DeviceKind::Cpu
+    }
+    fn fingerprint(&self) -> String {
+        "sleepy-cpu".into()
+    }
+    fn workers(&self) -> usize {
+        1
+    }
+    fn spawn_workers(&self, f: &(dyn Fn(usize) + Sync)) {
+        f(0)
+    }
+    fn run_grain(&self, f: &mut dyn FnMut()) {
+        f();
+        std::thread::sleep(self.pause);
     }
 }
