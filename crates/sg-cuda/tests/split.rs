@@ -11,34 +11,36 @@ use sg_cuda::{HeteroEvaluator, Split};
 
 #[test]
 fn static_split_balances_affine_models() {
-    let cpu = AffineModel { per_point: 4e-9, fixed: 1e-4 };
-    let gpu = AffineModel { per_point: 1e-9, fixed: 5e-4 };
+    let cpu = AffineModel::new(4e-9, 1e-4);
+    let gpu = AffineModel::new(1e-9, 5e-4);
     for total in [0usize, 1, 31, 1000, 2_000_000] {
-        let w = static_split(total, &cpu, &gpu);
+        let w = static_split(total, &cpu, &gpu).unwrap();
         assert!(w <= total);
         if total >= 1_000_000 {
             // Both devices finish within one point's time of each other.
             let (tc, tg) = (cpu.time(w), gpu.time(total - w));
-            assert!((tc - tg).abs() <= cpu.per_point.max(gpu.per_point) * 2.0, "{tc} vs {tg}");
+            assert!((tc - tg).abs() <= cpu.gamma.max(gpu.gamma) * 2.0, "{tc} vs {tg}");
         }
     }
     // Small totals: the GPU's fixed cost makes the CPU take everything.
-    assert_eq!(static_split(10, &cpu, &gpu), 10);
-    // A free device takes everything; a degenerate model never panics.
-    let free = AffineModel { per_point: 0.0, fixed: 0.0 };
-    assert_eq!(static_split(100, &free, &gpu), 100);
-    assert_eq!(static_split(100, &cpu, &free), 0);
-    assert_eq!(static_split(100, &free, &free), 0);
+    assert_eq!(static_split(10, &cpu, &gpu).unwrap(), 10);
+    // A free device takes everything; a degenerate model is an error, not a panic.
+    let free = AffineModel::new(0.0, 0.0);
+    assert_eq!(static_split(100, &free, &gpu).unwrap(), 100);
+    assert_eq!(static_split(100, &cpu, &free).unwrap(), 0);
+    assert!(static_split(100, &AffineModel::new(f64::NAN, 0.0), &gpu).is_err());
+    assert!(static_split(100, &cpu, &AffineModel::new(1e-9, -1.0)).is_err());
 }
 
 #[test]
 fn affine_model_from_two_runs() {
-    let m = AffineModel::from_two_runs(1000, 3e-3, 5e-3);
-    assert!((m.per_point - 2e-6).abs() < 1e-15 && (m.fixed - 1e-3).abs() < 1e-12);
-    // Noise that makes t_2w < t_w clamps to a flat model rather than a negative slope.
-    let m = AffineModel::from_two_runs(1000, 3e-3, 2e-3);
-    assert_eq!(m.per_point, 0.0);
-    assert_eq!(m.time(5), 3e-3);
+    let m = AffineModel::from_two_runs(1000, 3e-3, 5e-3).unwrap();
+    assert!((m.gamma - 2e-6).abs() < 1e-15 && (m.delta - 1e-3).abs() < 1e-12);
+    // Noise that makes t_2w < t_w clamps to a flat model (at the mean) rather than a negative
+    // slope.
+    let m = AffineModel::from_two_runs(1000, 3e-3, 2e-3).unwrap();
+    assert_eq!(m.gamma, 0.0);
+    assert!((m.time(5) - 2.5e-3).abs() < 1e-15);
 }
 
 #[test]
@@ -86,6 +88,14 @@ fn hetero_rejects_bad_input() {
     assert!(HeteroEvaluator::new(&grid, None, Split::CpuFraction(1.5)).is_err());
     assert!(HeteroEvaluator::new(&grid, None, Split::CpuFraction(f64::NAN)).is_err());
     assert!(HeteroEvaluator::new(&grid, None, Split::Calibrate { sample: 0 }).is_err());
+    assert!(HeteroEvaluator::new(&grid, None, Split::Dynamic { cpu_grain: 0, gpu_grain: 64 }).is_err());
+    assert!(HeteroEvaluator::new(&grid, None, Split::Dynamic { cpu_grain: 8, gpu_grain: 0 }).is_err());
+    // Without a GPU every mode is the CPU alone.
+    let ev = HeteroEvaluator::new(&grid, None, Split::Dynamic { cpu_grain: 8, gpu_grain: 64 }).unwrap();
+    assert_eq!(ev.cpu_fraction(), 1.0);
+    assert!(ev.models().is_none());
+    assert!(ev.evaluate(Array2::<f32>::from_elem((1, 2), f32::NAN).view()).is_err());
+    assert_eq!(ev.evaluate(Array2::<f32>::zeros((0, 2)).view()).unwrap().shape(), &[0, 1]);
 }
 
 #[test]
@@ -105,10 +115,30 @@ fn gpu_split_matches_reference_at_every_fraction() {
         Split::CpuFraction(0.37),
         Split::CpuFraction(1.0),
         Split::Calibrate { sample: 4096 },
+        Split::Dynamic { cpu_grain: 16, gpu_grain: 128 },
     ] {
         let ev = HeteroEvaluator::new(&grid, Some(&gpu), split).unwrap();
         let got = ev.evaluate(view).unwrap();
         assert!(max_rel(got.as_slice().unwrap(), &want) <= 1e-12, "{split:?}");
         assert!((0.0..=1.0).contains(&ev.cpu_fraction()));
+        // Empty batches and single points go through every mode.
+        assert_eq!(ev.evaluate(view.slice(ndarray::s![..0, ..])).unwrap().shape(), &[0, 1]);
+        let one = ev.evaluate(view.slice(ndarray::s![..1, ..])).unwrap();
+        assert!(max_rel(one.as_slice().unwrap(), &want[..1]) <= 1e-12, "{split:?}");
     }
+}
+
+#[test]
+fn gpu_calibration_is_stored_and_reused() {
+    let Some(gpu) = gpu_or_skip("gpu_calibration_is_stored_and_reused") else { return };
+    let grid = Grid::<f32>::from_fn(GridSpec::regular(3, 4).unwrap(), |x| x[0] * x[1] + x[2]).unwrap();
+    let store = hetero_sched::split::MemoryStore::new();
+    let mut first = HeteroEvaluator::new(&grid, Some(&gpu), Split::CpuFraction(0.5)).unwrap();
+    first.calibrate_with_store(256, &store).unwrap();
+    let mut second = HeteroEvaluator::new(&grid, Some(&gpu), Split::CpuFraction(0.5)).unwrap();
+    second.calibrate_with_store(256, &store).unwrap();
+    // Fresh timings never repeat to the last bit: equal models mean the second came from the store.
+    assert!(first.models().is_some());
+    assert_eq!(first.models(), second.models());
+    assert!(second.calibrate_with_store(0, &store).is_err());
 }
