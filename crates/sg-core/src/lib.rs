@@ -24,6 +24,7 @@
 //! children), [`reference`](mod@reference) (the reference algorithms on value slices), [`grid`] and
 //! [`vector`] (owned grids of scalars and of vectors).
 
+pub mod alloc;
 pub mod basis;
 pub mod block;
 mod boundary;

@@ -61,7 +61,7 @@ fn sweep_groups_do_not_race_and_cover_every_point_once() {
     for spec in specs(&mut g, 8) {
         let group_points = [1u64, 5, 64][g.random_range(0..3)];
         let tables = SweepTable::for_grid(&spec, group_points).unwrap();
-        let table = spec.block_table();
+        let table = spec.block_table().unwrap();
         for (t, sweep) in tables.iter().enumerate() {
             let mut writer: Vec<Option<usize>> = vec![None; spec.len() as usize];
             let mut reads: Vec<HashSet<u64>> = Vec::new();
@@ -124,7 +124,7 @@ fn trie_has_one_leaf_per_block_and_consistent_links() {
         let nodes = trie.nodes();
         assert_eq!(trie.blocks() as u64, spec.num_blocks());
         // Inner links point forward and nest; leaf offsets are the block offsets.
-        let table = spec.block_table();
+        let table = spec.block_table().unwrap();
         let offsets: HashSet<u64> = (0..table.len()).map(|b| table.offset(b)).collect();
         let leaves = emulate_leaf_offsets(nodes, spec.dim());
         assert_eq!(leaves.len(), trie.blocks());
@@ -193,7 +193,7 @@ fn eval_emulation_equals_reference() {
         check_eval::<f64>(&mut g, &spec, 1, m, 1e-12);
         check_eval::<f32>(&mut g, &spec, 1, m, 1e-5);
     }
-    check_eval::<f64>(&mut g, &GridSpec::regular(9, 1).unwrap().with_boundary(), 1, 33, 1e-12);
+    check_eval::<f64>(&mut g, &GridSpec::regular(9, 1).unwrap().with_boundary().unwrap(), 1, 33, 1e-12);
     // The generic kernel's range (d > 16), as the device test runs it (boundary grids have at
     // least 3^d points there: too many for a test).
     check_eval::<f64>(&mut g, &GridSpec::regular(18, 2).unwrap(), 1, 97, 1e-12);
@@ -207,7 +207,7 @@ fn eval_emulation_equals_reference() {
 #[test]
 fn eval_launch_geometry_covers_every_row_once() {
     let mut g = rng("eval_launch_geometry_covers_every_row_once");
-    let spec = GridSpec::truncated(3, 4, &[2, 4, 3]).unwrap().with_boundary();
+    let spec = GridSpec::truncated(3, 4, &[2, 4, 3]).unwrap().with_boundary().unwrap();
     let trie = TrieTable::new(&spec).unwrap();
     let values: Vec<f64> = random_values(&mut g, spec.len() as usize * 2);
     for bs in [32u32, 96, 128] {
