@@ -314,3 +314,15 @@ fn spvm_shared_bytes_match_the_kernel_layout() {
         assert_eq!(cfg.shared_bytes::<f64>() as usize, kernel_end::<f64>(bs));
     }
 }
+
+/// Tables of grids whose block count puts them beyond any host's memory are errors, sized
+/// before anything is built (issue 15: plans on such grids aborted).
+#[test]
+fn huge_tables_are_allocation_errors() {
+    // 2.3e15 blocks of one or two points: small enough for 56-bit links, far too many blocks.
+    let spec = GridSpec::regular(30, 2).unwrap().with_boundary().unwrap();
+    assert_eq!(spec.num_blocks(), 3u64.pow(30) + 30 * 3u64.pow(29));
+    let is_alloc = |e: sg_cuda::Error| matches!(e, sg_cuda::Error::Sg(sg_core::SgError::Allocation { .. }));
+    assert!(is_alloc(TrieTable::new(&spec).unwrap_err()));
+    assert!(is_alloc(SweepTable::for_grid(&spec, 4096).unwrap_err()));
+}

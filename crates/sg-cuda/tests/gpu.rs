@@ -97,7 +97,14 @@ fn gpu_evaluate_matches_reference() {
         check_eval::<f64>(&gpu, &mut g, &spec, 1, m, 1e-12);
         check_eval::<f32>(&gpu, &mut g, &spec, 1, m, 1e-5);
     }
-    check_eval::<f64>(&gpu, &mut g, &GridSpec::regular(10, 2).unwrap().with_boundary().unwrap(), 1, 97, 1e-12);
+    check_eval::<f64>(
+        &gpu,
+        &mut g,
+        &GridSpec::regular(10, 2).unwrap().with_boundary().unwrap(),
+        1,
+        97,
+        1e-12,
+    );
     // The generic kernel (d > 16). Not with boundary: such grids have at least 3^d points.
     check_eval::<f64>(&gpu, &mut g, &GridSpec::regular(18, 2).unwrap(), 1, 97, 1e-12);
     check_eval::<f32>(&gpu, &mut g, &GridSpec::regular(17, 3).unwrap(), 1, 33, 1e-5);
