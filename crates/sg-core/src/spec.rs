@@ -42,7 +42,22 @@ pub struct GridSpec {
 }
 
 impl GridSpec {
-    /// The regular zero-boundary sparse grid of level `n` in `d` dimensions.
+    /// The regular sparse grid of level `n` in `d` dimensions, **without boundary points**: its
+    /// interpolants are zero on the boundary of `[0, 1]^d`. For functions that are not, use
+    /// [`with_boundary`](Self::with_boundary) (see the crate documentation for the difference on
+    /// `exp(-|x − 0.5|²)`: relative error 0.40 against 9.3e-4 at `d = 4, n = 5`).
+    ///
+    /// `n` counts levels from 1: the grid holds the level vectors `l >= 1` with
+    /// `|l|_1 <= n + d − 1`. This is SG++'s `regular(n)` on `createLinearGrid(d)` and
+    /// Tasmanian's `makeLocalPolynomialGrid(d, 1, n − 1, 1, "localp-zero")` (depth `n − 1`); see
+    /// the book's "Levels in other libraries".
+    ///
+    /// ```
+    /// use sg_core::GridSpec;
+    /// assert_eq!(GridSpec::regular(4, 5)?.len(), 769);
+    /// assert_eq!(GridSpec::regular(4, 5)?.with_boundary()?.len(), 7681);
+    /// # Ok::<(), sg_core::SgError>(())
+    /// ```
     ///
     /// # Errors
     /// `d = 0`, `d > MAX_DIM`, `n = 0`, `n > MAX_LEVEL`, or more than `u64::MAX` points.
