@@ -49,7 +49,7 @@ impl GridSpec {
     ///
     /// `n` counts levels from 1: the grid holds the level vectors `l >= 1` with
     /// `|l|_1 <= n + d − 1`. This is SG++'s `regular(n)` on `createLinearGrid(d)` and
-    /// Tasmanian's `makeLocalPolynomialGrid(d, 1, n − 1, 1, "localp-zero")` (depth `n − 1`); see
+    /// Tasmanian's `makeLocalPolynomialGrid(d, 1, n − 1, 1, "localp-zero")` (depth `n − 1`, same points); see
     /// the book's "Levels in other libraries".
     ///
     /// ```

@@ -10,12 +10,12 @@
 //! Variants, all computing each point's sum in the same order, so [`EvalVariant::PointTiles`],
 //! [`EvalVariant::SharedPrefix`] and [`EvalVariant::Cartesian`] return bit-identical results:
 //!
-//! | variant | parallel over | picked when |
+//! | variant | parallel over | picked when (first rule that applies) |
 //! |---|---|---|
-//! | `PointTiles` | tiles of points | the default |
-//! | `BlocksParallel` | subtrees of blocks, then a reduction | fewer than `2 · threads` tiles of points |
-//! | `SharedPrefix` | tiles of points | leading columns are constant (a slice through the domain) |
-//! | `Cartesian` | the first factor's values | the points are a lexicographic Cartesian product |
+//! | `Cartesian` | the first factor's values | `m >= TILE` and the points are a lexicographic Cartesian product |
+//! | `SharedPrefix` | tiles of points | `m >= TILE` and the leading columns are constant (a slice through the domain) |
+//! | `BlocksParallel` | subtrees of blocks, then a reduction | fewer than `2 · threads` tiles of points (`m = 0` included) and at least 64 blocks |
+//! | `PointTiles` | tiles of points | otherwise |
 //!
 //! `BlocksParallel` adds the per-subtree partial sums in a fixed order: deterministic, but
 //! rounded differently from the others (within a few ulps of the sum's magnitude).
