@@ -67,6 +67,9 @@ impl Block {
 
     /// Position inside the block of the point with these indices (public convention; boundary
     /// dimensions are ignored). Row-major, dimension 0 most significant.
+    ///
+    /// # Panics
+    /// When `indices` is shorter than `d`.
     #[inline]
     pub fn local_index(&self, indices: &[u32]) -> u64 {
         let mut k = 0u64;
@@ -79,6 +82,9 @@ impl Block {
     }
 
     /// Indices (public convention) of the point at position `k` inside the block.
+    ///
+    /// # Panics
+    /// When `indices` is shorter than `d`.
     pub fn indices_at(&self, mut k: u64, indices: &mut [u32]) {
         for t in (0..self.levels.len()).rev() {
             let l = self.levels[t];
@@ -240,6 +246,9 @@ impl BlockTable {
     }
 
     /// Public levels of block `b` (0 in boundary dimensions).
+    ///
+    /// # Panics
+    /// For `b >= len()`, like slice indexing (so do `sides`, `offset` and `block_len`).
     pub fn levels(&self, b: usize) -> &[u32] {
         &self.levels[b * self.d..(b + 1) * self.d]
     }

@@ -107,6 +107,9 @@ impl SubspaceTables {
     }
 
     /// `a(t, j)`: level vectors over the first `t` dimensions with sum `j` (0 for `j >= n`).
+    ///
+    /// # Panics
+    /// For `t > dim()` (like slice indexing: the tables are read in inner loops).
     #[inline]
     pub fn count(&self, t: usize, j: u32) -> u64 {
         if j >= self.n { 0 } else { self.a[t * self.n as usize + j as usize] }
@@ -120,6 +123,9 @@ impl SubspaceTables {
 
     /// Linear offset of the first point of group `g`, for `g = 0..=n` (`group_offset(n)` is the
     /// number of points).
+    ///
+    /// # Panics
+    /// For `g > n`.
     #[inline]
     pub fn group_offset(&self, g: u32) -> u64 {
         self.group_offset[g as usize]
@@ -189,6 +195,9 @@ impl SubspaceTables {
 
     /// Inverse of [`pos`](Self::pos): writes the 0-based level vector of block `b` of group `g`
     /// into `l0` (length `d`). Requires `g < n` and `b < blocks_in_group(g)`. O(d + n).
+    ///
+    /// # Panics
+    /// When `l0` is shorter than `d`; debug builds also check the requirements.
     pub fn inv_pos(&self, g: u32, mut b: u64, l0: &mut [u32]) {
         debug_assert!(g < self.n && b < self.blocks_in_group(g));
         if self.d == 0 {
@@ -229,6 +238,9 @@ impl SubspaceTables {
 
     /// Inverse of [`index_with`](Self::index_with) for `j < len()`: writes 0-based levels and
     /// in-level positions.
+    ///
+    /// # Panics
+    /// When the buffers are shorter than `d`; for `j >= len()` the result is meaningless.
     pub fn point_of(&self, j: u64, l0: &mut [u32], p: &mut [u32]) {
         let g = self.group_of(j);
         let r = j - self.group_offset[g as usize];
