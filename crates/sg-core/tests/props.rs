@@ -279,6 +279,32 @@ proptest! {
         }
     }
 
+    /// A non-finite nodal value is local: after hierarchization only the surpluses of points
+    /// where its basis function is positive (the point itself and its hierarchical descendants)
+    /// can be non-finite; after dehierarchization of a non-finite surplus likewise.
+    #[test]
+    fn non_finite_values_stay_in_their_support(
+        spec in small_spec(),
+        k in 0u64..2000,
+        bad in prop_oneof![Just(f64::NAN), Just(f64::INFINITY), Just(f64::NEG_INFINITY)],
+        forward in any::<bool>(),
+    ) {
+        let k = k % spec.len();
+        let mut values: Vec<f64> = (0..spec.len()).map(|j| (j % 7) as f64 - 3.0).collect();
+        values[k as usize] = bad;
+        let mut g = Grid::from_values(spec.clone(), values).unwrap();
+        if forward { g.hierarchize() } else { g.dehierarchize() }
+        prop_assert!(!g.values()[k as usize].is_finite());
+        let (lk, ik) = spec.idx2gp(k).unwrap();
+        let x = spec.point_matrix::<f64>().unwrap();
+        for (j, v) in g.values().iter().enumerate() {
+            if !v.is_finite() {
+                let phi: f64 = (0..spec.dim()).map(|t| sg_core::basis::basis_1d(lk[t], ik[t], x[[j, t]])).product();
+                prop_assert!(phi > 0.0, "point {} outside the support of point {}", j, k);
+            }
+        }
+    }
+
     /// Vector grids: the `s` components behave as `s` scalar grids (bit for bit), `s = 0` and
     /// component indices past `s` are errors.
     #[test]
