@@ -74,8 +74,8 @@ fn reference_eval(spec: &GridSpec, values: &[f64], s: usize, flat: &[f64]) -> Re
     r::evaluate_batch_into(spec, values, s, flat, &mut out).map(|()| out)
 }
 
-/// Points with an optional structure: general rows, a constant leading column, or a Cartesian
-/// product, `m` from 0 to 200 (across the 64-point tile and the BlocksParallel threshold).
+/// Points with an optional structure: general rows, a constant leading column, a Cartesian
+/// product or one repeated row, `m` from 0 to 200 (across the 64-point tile and the BlocksParallel threshold).
 fn points_for(d: usize) -> impl Strategy<Value = Array2<f64>> {
     let general = (0usize..200).prop_flat_map(move |m| {
         prop::collection::vec(coordinate(), m * d)
@@ -97,7 +97,10 @@ fn points_for(d: usize) -> impl Strategy<Value = Array2<f64>> {
                 factors[t][(i / stride) % factors[t].len()]
             })
         });
-    prop_oneof![3 => general, 1 => shared, 1 => cartesian]
+    // Every row the same point: every column is a shared prefix.
+    let constant = (0usize..140, prop::collection::vec(0.0..=1.0f64, d))
+        .prop_map(move |(m, row)| Array2::from_shape_fn((m, d), |(_, t)| row[t]));
+    prop_oneof![3 => general, 1 => shared, 1 => cartesian, 1 => constant]
 }
 
 fn case() -> impl Strategy<Value = (GridSpec, usize, Vec<f64>, Array2<f64>)> {
