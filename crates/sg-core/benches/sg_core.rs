@@ -48,7 +48,7 @@ fn algorithms(c: &mut Criterion) {
     for (name, spec) in [
         ("d4 n8", GridSpec::regular(4, 8).unwrap()),
         ("d10 n5", GridSpec::regular(10, 5).unwrap()),
-        ("d3 n6 boundary", GridSpec::regular(3, 6).unwrap().with_boundary()),
+        ("d3 n6 boundary", GridSpec::regular(3, 6).unwrap().with_boundary().unwrap()),
     ] {
         let n = spec.len();
         let grid = Grid::<f64>::from_fn(spec.clone(), f).unwrap();

@@ -35,7 +35,7 @@ fn main() -> Result<()> {
     let spec = GridSpec::regular(2, 5)?;
     println!("regular d=2 n=5: {} points", spec.len());
     println!("truncated c=(5,3): {} points", GridSpec::truncated(2, 5, &[5, 3])?.len());
-    println!("with boundary: {} points", spec.clone().with_boundary().len());
+    println!("with boundary: {} points", spec.clone().with_boundary().unwrap().len());
     let trunc = GridSpec::truncated(2, 5, &[5, 3])?;
     let idx = trunc.gp2idx(&[3, 3], &[7, 1])?; // Fig. 3.6, corrected: 85
     println!("truncated grid: l=(3,3) i=(7,1) at x={:?} has index {idx}", trunc.coordinates(idx)?);

@@ -3,6 +3,12 @@
 //! Public convention: level `L >= 1` with odd index `i < 2^L` is the interior point
 //! `x = i·2^−L` with basis `φ_{L,i}(x) = max(1 − |2^L·x − i|, 0)`; level `L = 0` with index 0 or 1
 //! is the boundary point `x = 0` or `x = 1` with basis `1 − x` or `x`.
+//!
+//! These are the inner-loop helpers of every algorithm, so they take levels and indices as they
+//! are and do not return `Result`: levels up to [`MAX_LEVEL`](crate::MAX_LEVEL) and the index
+//! rules stated per function are preconditions (a level of 64 or more overflows a shift and
+//! panics). Coordinates may be anything: NaN and infinite `x` give NaN or infinite values, never a
+//! panic.
 
 use crate::real::Real;
 
@@ -28,6 +34,9 @@ pub fn hat<T: Real>(x: T) -> T {
 /// assert_eq!(basis_1d(1, 1, 0.25_f64), 0.5);
 /// assert_eq!(basis_1d(0, 1, 0.25_f64), 0.25); // boundary x = 1: φ(x) = x
 /// ```
+///
+/// # Panics
+/// For `level >= 64`.
 #[inline]
 pub fn basis_1d<T: Real>(level: u32, index: u32, x: T) -> T {
     if level == 0 {
@@ -49,6 +58,9 @@ pub fn basis_1d<T: Real>(level: u32, index: u32, x: T) -> T {
 /// assert!((v - 0.4).abs() < 1e-15);
 /// assert_eq!(basis_cell(3, 1.0_f64), (7, 0.0));
 /// ```
+///
+/// # Panics
+/// For `l0 >= 64`.
 #[inline]
 pub fn basis_cell<T: Real>(l0: u32, x: T) -> (u32, T) {
     let scale = pow2::<T>(l0);
@@ -61,12 +73,18 @@ pub fn basis_cell<T: Real>(l0: u32, x: T) -> (u32, T) {
 }
 
 /// `2^k` as a float (exact).
+///
+/// # Panics
+/// For `k >= 64`.
 #[inline]
 pub fn pow2<T: Real>(k: u32) -> T {
     T::from_f64((1u64 << k) as f64)
 }
 
 /// Coordinate `i·2^−L` of a 1-D point (level 0: index 0 or 1 is the boundary 0 or 1).
+///
+/// # Panics
+/// For `level >= 64`.
 #[inline]
 pub fn coordinate_1d(level: u32, index: u32) -> f64 {
     index as f64 / (1u64 << level) as f64
@@ -83,6 +101,10 @@ pub fn coordinate_1d(level: u32, index: u32) -> f64 {
 /// assert_eq!(parent_1d(3, 5, Side::Right), (2, 3)); // 0.625 -> 0.75
 /// assert_eq!(parent_1d(2, 1, Side::Left), (0, 0));  // 0.25 -> boundary 0
 /// ```
+///
+/// # Panics
+/// Requires `level >= 1` and an odd `index < 2^level`; otherwise the result is meaningless and
+/// debug builds panic (assertion or arithmetic overflow).
 #[inline]
 pub fn parent_1d(level: u32, index: u32, side: Side) -> (u32, u32) {
     debug_assert!(level >= 1 && index % 2 == 1);
@@ -99,6 +121,10 @@ pub fn parent_1d(level: u32, index: u32, side: Side) -> (u32, u32) {
 
 /// The child of the 1-D point `(level, index)` on `side`: `(L + 1, 2i ∓ 1)`. For a boundary
 /// point (level 0) both sides give the centre `(1, 1)`.
+///
+/// # Panics
+/// In debug builds, for `index = 0` on the left of an interior level or `2·index + 1`
+/// overflowing `u32` (not valid points).
 #[inline]
 pub fn child_1d(level: u32, index: u32, side: Side) -> (u32, u32) {
     if level == 0 {
@@ -120,6 +146,9 @@ pub fn child_1d(level: u32, index: u32, side: Side) -> (u32, u32) {
 /// assert_eq!(parent_in_level(2, 2, Side::Right), Some((1, 1))); // 0.625 -> 0.75
 /// assert_eq!(parent_in_level(2, 0, Side::Left), None);
 /// ```
+///
+/// # Panics
+/// Requires `l0 < 32` and `p < 2^l0`; otherwise debug builds panic on overflow.
 #[inline]
 pub fn parent_in_level(l0: u32, p: u32, side: Side) -> Option<(u32, u32)> {
     let m = match side {
@@ -134,6 +163,9 @@ pub fn parent_in_level(l0: u32, p: u32, side: Side) -> Option<(u32, u32)> {
 
 /// Integral over [0, 1] of the 1-D basis function of a point at `level` (`2^−L`; 1/2 on the
 /// boundary).
+///
+/// # Panics
+/// For `level >= 64`.
 #[inline]
 pub fn integral_1d(level: u32) -> f64 {
     if level == 0 { 0.5 } else { 1.0 / (1u64 << level) as f64 }

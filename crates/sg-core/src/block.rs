@@ -6,7 +6,9 @@
 //! dimension contributes a single position. So the point at offset `k` inside a block with
 //! 0-based levels `l0` has `p_t = (k >> s_t) & (2^{l0_t} − 1)` with `s_t = Σ_{u>t} l0_u`.
 
+use crate::alloc::{checked_len, try_with_capacity};
 use crate::boundary::{AT1, INTERIOR, first_pattern, next_pattern};
+use crate::error::Result;
 use crate::spec::GridSpec;
 use crate::tables::SubspaceTables;
 use std::sync::Arc;
@@ -65,6 +67,9 @@ impl Block {
 
     /// Position inside the block of the point with these indices (public convention; boundary
     /// dimensions are ignored). Row-major, dimension 0 most significant.
+    ///
+    /// # Panics
+    /// When `indices` is shorter than `d`.
     #[inline]
     pub fn local_index(&self, indices: &[u32]) -> u64 {
         let mut k = 0u64;
@@ -77,6 +82,9 @@ impl Block {
     }
 
     /// Indices (public convention) of the point at position `k` inside the block.
+    ///
+    /// # Panics
+    /// When `indices` is shorter than `d`.
     pub fn indices_at(&self, mut k: u64, indices: &mut [u32]) {
         for t in (0..self.levels.len()).rev() {
             let l = self.levels[t];
@@ -198,17 +206,28 @@ pub struct BlockTable {
 }
 
 impl BlockTable {
-    /// Collects [`GridSpec::blocks`].
-    pub fn new(spec: &GridSpec) -> Self {
+    /// Collects [`GridSpec::blocks`]. The size is known from [`GridSpec::num_blocks`] before
+    /// anything is enumerated, and reserved fallibly.
+    ///
+    /// # Errors
+    /// [`SgError::Allocation`](crate::SgError::Allocation) when the table does not fit in memory.
+    pub fn new(spec: &GridSpec) -> Result<Self> {
         let d = spec.dim();
-        let mut t = BlockTable { d, levels: Vec::new(), sides: Vec::new(), offsets: Vec::new() };
+        let what = "block table";
+        let blocks = checked_len::<u64>(what, spec.num_blocks(), 1)?;
+        let mut t = BlockTable {
+            d,
+            levels: try_with_capacity(what, checked_len::<u32>(what, blocks as u64, d)?)?,
+            sides: try_with_capacity(what, blocks)?,
+            offsets: try_with_capacity(what, blocks.saturating_add(1))?,
+        };
         for b in spec.blocks() {
             t.levels.extend_from_slice(b.levels());
             t.sides.push(b.sides());
             t.offsets.push(b.offset());
         }
         t.offsets.push(spec.len());
-        t
+        Ok(t)
     }
 
     /// Number of dimensions (row length of [`levels_flat`](Self::levels_flat)).
@@ -227,6 +246,9 @@ impl BlockTable {
     }
 
     /// Public levels of block `b` (0 in boundary dimensions).
+    ///
+    /// # Panics
+    /// For `b >= len()`, like slice indexing (so do `sides`, `offset` and `block_len`).
     pub fn levels(&self, b: usize) -> &[u32] {
         &self.levels[b * self.d..(b + 1) * self.d]
     }

@@ -58,16 +58,51 @@ pub enum SgError {
     /// A (levels, indices) pair that is not a point of this grid.
     #[error("not a point of this grid: {0}")]
     NotAGridPoint(String),
-    /// A linear index at or past the number of points.
-    #[error("linear index {idx} out of range for a grid of {len} points")]
+    /// An index at or past the number of items it selects from (grid points, components,
+    /// matrix rows, dimensions).
+    #[error("{what} {idx} is out of range: there are {len} (valid indices 0..{len})")]
     IndexOutOfRange {
+        /// What the index selects: "grid point", "component", "matrix row", ...
+        what: &'static str,
         /// The index passed.
         idx: u64,
-        /// The number of points.
+        /// The number of items.
         len: u64,
     },
+    /// A size that must be at least 1 was 0 (matrix columns, components per point, grids to
+    /// stack).
+    #[error("{what} must be at least 1, got 0")]
+    Zero {
+        /// The quantity that was 0.
+        what: &'static str,
+    },
+    /// A flat array whose length must be a multiple of a row length is not.
+    #[error("{what}: length {len} is not a multiple of the row length {row}")]
+    NotMultiple {
+        /// What was passed.
+        what: &'static str,
+        /// Its length.
+        len: usize,
+        /// The row length it must be a multiple of.
+        row: usize,
+    },
+    /// Grids that must share one description do not.
+    #[error("grid {index} has a different description (d, n, truncation or boundary) than grid 0")]
+    DifferentGrids {
+        /// The position of the first grid that differs.
+        index: usize,
+    },
+    /// An allocation the size of which follows from the arguments cannot be made: its byte
+    /// count overflows, or the allocator refused it. Checked before any work is done.
+    #[error("{what}: cannot allocate {bytes} bytes")]
+    Allocation {
+        /// What was to be allocated.
+        what: &'static str,
+        /// The bytes asked for (saturated at `u128::MAX`).
+        bytes: u128,
+    },
     /// An evaluation point with a coordinate that is NaN or infinite.
-    #[error("point {row}: coordinate {dim} is not finite ({value})")]
+    #[error("point {row}: coordinate {dim} is not finite ({value:?})")]
     NonFinite {
         /// The row (point) number.
         row: usize,
@@ -77,7 +112,7 @@ pub enum SgError {
         value: f64,
     },
     /// An evaluation point outside the unit cube.
-    #[error("point {row}: coordinate {dim} = {value} lies outside [0, 1]")]
+    #[error("point {row}: coordinate {dim} = {value:?} lies outside [0, 1]")]
     OutsideDomain {
         /// The row (point) number.
         row: usize,

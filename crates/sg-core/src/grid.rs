@@ -1,10 +1,11 @@
 //! [`Grid`]: a sparse grid of scalar values stored as one dense array.
 
+use crate::alloc::{try_vec, try_with_capacity};
 use crate::error::{Result, SgError};
 use crate::real::Real;
 use crate::reference as r;
 use crate::spec::GridSpec;
-use ndarray::{Array1, ArrayView2};
+use ndarray::{Array1, Array2, ArrayView2};
 
 /// A [`GridSpec`] plus one value per point, in `gp2idx` order; no keys are stored.
 ///
@@ -31,7 +32,7 @@ impl<T: Real> Grid<T> {
     /// The grid with the nodal values `f(x)` at every point.
     ///
     /// # Errors
-    /// [`SgError::TooManyPoints`] when the grid does not fit in memory indexing.
+    /// [`SgError::TooManyPoints`] or [`SgError::Allocation`] when the values do not fit in memory.
     pub fn from_fn(spec: GridSpec, mut f: impl FnMut(&[T]) -> T) -> Result<Self> {
         let _span = tracing::debug_span!("Grid::from_fn", d = spec.dim(), n = spec.level(), len = spec.len())
             .entered();
@@ -50,11 +51,19 @@ impl<T: Real> Grid<T> {
 
     /// A grid of zeros.
     ///
+    /// ```
+    /// use sg_core::{Grid, GridSpec, SgError};
+    /// // 4.9 · 10^15 bytes: an error, not an abort.
+    /// let huge = Grid::<f64>::zeros(GridSpec::regular(6, 31)?);
+    /// assert!(matches!(huge, Err(SgError::Allocation { .. })));
+    /// # Ok::<(), SgError>(())
+    /// ```
+    ///
     /// # Errors
-    /// [`SgError::TooManyPoints`].
+    /// [`SgError::TooManyPoints`] or [`SgError::Allocation`] when the values do not fit in memory.
     pub fn zeros(spec: GridSpec) -> Result<Self> {
         let n = spec.len_usize()?;
-        Ok(Grid { spec, values: vec![T::zero(); n] })
+        Ok(Grid { spec, values: try_vec("grid values", n, T::zero())? })
     }
 
     /// The grid's description.
@@ -85,6 +94,26 @@ impl<T: Real> Grid<T> {
     /// Always false.
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
+    }
+
+    /// The coordinates of the grid's points as an `m × d` array, row `j` holding point `j` (see
+    /// [`GridSpec::point_matrix`]): `f` applied to row `j` is the nodal value `values()[j]`.
+    ///
+    /// ```
+    /// use sg_core::{Grid, GridSpec};
+    /// let g = Grid::<f64>::from_fn(GridSpec::regular(3, 3)?, |x| x[0] + 2.0 * x[1] * x[2])?;
+    /// let x = g.points()?;
+    /// assert_eq!(x.dim(), (g.len(), 3));
+    /// for (row, &v) in x.rows().into_iter().zip(g.values()) {
+    ///     assert_eq!(row[0] + 2.0 * row[1] * row[2], v);
+    /// }
+    /// # Ok::<(), sg_core::SgError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`SgError::Allocation`] when `len · d` values do not fit in memory.
+    pub fn points(&self) -> Result<Array2<T>> {
+        self.spec.point_matrix()
     }
 
     /// The value stored at point `(levels, indices)` (public convention).
@@ -147,13 +176,13 @@ impl<T: Real> Grid<T> {
         let _span = tracing::debug_span!("Grid::evaluate_batch", m = points.nrows(), len = self.values.len())
             .entered();
         let flat = flatten_points(self.spec.dim(), points)?;
-        let mut out = Array1::zeros(points.nrows());
-        let out_slice = out.as_slice_mut().expect("fresh array is contiguous");
-        r::evaluate_batch_into(&self.spec, &self.values, 1, &flat, out_slice)?;
-        Ok(out)
+        let mut out = try_vec("evaluation output", points.nrows(), T::zero())?;
+        r::evaluate_batch_into(&self.spec, &self.values, 1, &flat, &mut out)?;
+        Ok(Array1::from_vec(out))
     }
 
-    /// Integral of the interpolant over `[0, 1]^d`.
+    /// Integral of the interpolant over `[0, 1]^d` (values read as surpluses; NaN or infinite
+    /// values propagate to the result).
     pub fn integral(&self) -> T {
         let mut out = [T::zero()];
         r::integral_into(&self.spec, &self.values, 1, &mut out).expect("length checked at construction");
@@ -167,8 +196,9 @@ impl<T: Real> Grid<T> {
     /// As [`evaluate_batch`](Self::evaluate_batch).
     pub fn error(&self, points: ArrayView2<'_, T>, mut f: impl FnMut(&[T]) -> T) -> Result<T> {
         let approx = self.evaluate_batch(points)?;
-        let exact: Vec<T> = points.rows().into_iter().map(|row| f(&row.to_vec())).collect();
-        Ok(r::relative_l2_error(approx.as_slice().expect("contiguous"), &exact))
+        let mut exact = try_with_capacity("exact values", points.nrows())?;
+        exact.extend(points.rows().into_iter().map(|row| f(&row.to_vec())));
+        r::relative_l2_error(approx.as_slice().expect("contiguous"), &exact)
     }
 }
 
@@ -177,7 +207,8 @@ pub(crate) fn flatten_points<T: Real>(d: usize, points: ArrayView2<'_, T>) -> Re
     if points.ncols() != d {
         return Err(SgError::LengthMismatch { what: "point columns", expected: d, got: points.ncols() });
     }
-    let flat: Vec<T> = points.iter().copied().collect();
+    let mut flat = try_with_capacity("evaluation points", points.len())?;
+    flat.extend(points.iter().copied());
     for (row, x) in flat.chunks_exact(d.max(1)).enumerate() {
         r::check_point_coords(d, x, row)?;
     }

@@ -13,21 +13,32 @@
 //!
 //! plus the brute-force [`evaluate_brute_force_into`] (sum over all basis functions).
 
+use crate::alloc::{checked_len, try_vec};
 use crate::basis::{Side, basis_1d, basis_cell, integral_1d, parent_1d, pow2};
 use crate::error::{Result, SgError};
 use crate::real::Real;
 use crate::spec::{GridSpec, MAX_DIM};
 
 /// Checks `s >= 1` and `values.len() == spec.len() · s`.
+///
+/// # Errors
+/// [`SgError::Zero`] for `s = 0`, [`SgError::LengthMismatch`] otherwise.
 pub fn check_values<T>(spec: &GridSpec, values: &[T], s: usize) -> Result<()> {
-    let want = spec.len_usize()?.checked_mul(s).ok_or(SgError::TooManyPoints { what: "usize" })?;
-    if s == 0 || values.len() != want {
+    if s == 0 {
+        return Err(SgError::Zero { what: "values per point (s)" });
+    }
+    let want = checked_len::<T>("grid values", spec.len(), s)?;
+    if values.len() != want {
         return Err(SgError::LengthMismatch { what: "grid values", expected: want, got: values.len() });
     }
     Ok(())
 }
 
 /// Checks one evaluation point: `d` coordinates, each finite and in `[0, 1]`.
+///
+/// # Errors
+/// [`SgError::LengthMismatch`], [`SgError::NonFinite`] or [`SgError::OutsideDomain`], naming
+/// the point as `row`.
 pub fn check_point_coords<T: Real>(d: usize, x: &[T], row: usize) -> Result<()> {
     if x.len() != d {
         return Err(SgError::LengthMismatch { what: "point coordinates", expected: d, got: x.len() });
@@ -252,8 +263,9 @@ pub fn evaluate_batch_into<T: Real>(
     check_values(spec, values, s)?;
     let d = spec.dim();
     let m = check_points(d, points)?;
-    if out.len() != m * s {
-        return Err(SgError::LengthMismatch { what: "evaluation output", expected: m * s, got: out.len() });
+    let want = checked_len::<T>("evaluation output", m as u64, s)?;
+    if out.len() != want {
+        return Err(SgError::LengthMismatch { what: "evaluation output", expected: want, got: out.len() });
     }
     out.fill(T::zero());
     for block in spec.blocks() {
@@ -271,11 +283,7 @@ pub fn evaluate_batch_into<T: Real>(
 /// Validates a flat `m × d` point array; returns `m`.
 pub(crate) fn check_points<T: Real>(d: usize, points: &[T]) -> Result<usize> {
     if !points.len().is_multiple_of(d) {
-        return Err(SgError::LengthMismatch {
-            what: "points (m × d)",
-            expected: points.len() / d * d,
-            got: points.len(),
-        });
+        return Err(SgError::NotMultiple { what: "flat points (m × d)", len: points.len(), row: d });
     }
     for (row, x) in points.chunks_exact(d).enumerate() {
         check_point_coords(d, x, row)?;
@@ -431,24 +439,29 @@ pub fn integral_into<T: Real>(spec: &GridSpec, values: &[T], s: usize, out: &mut
 /// ```
 ///
 /// # Errors
-/// `x.len() != ix.len()`, `p == 0`, `a.len()` not a multiple of `p`, or a row index past the
-/// matrix.
+/// [`SgError::LengthMismatch`] for `x.len() != ix.len()`, [`SgError::Zero`] for `p == 0`,
+/// [`SgError::NotMultiple`] when `a.len()` is not a multiple of `p`,
+/// [`SgError::IndexOutOfRange`] for a row index past the matrix, [`SgError::Allocation`] when
+/// `y` (`p` values) cannot be allocated.
 pub fn spvm<T: Real>(x: &[T], ix: &[usize], a: &[T], p: usize) -> Result<Vec<T>> {
     if x.len() != ix.len() {
-        return Err(SgError::LengthMismatch { what: "spvm row indices", expected: x.len(), got: ix.len() });
-    }
-    if p == 0 || !a.len().is_multiple_of(p) {
         return Err(SgError::LengthMismatch {
-            what: "spvm matrix (rows × p)",
-            expected: a.len() / p.max(1) * p.max(1),
-            got: a.len(),
+            what: "spvm row indices (one per entry of x)",
+            expected: x.len(),
+            got: ix.len(),
         });
+    }
+    if p == 0 {
+        return Err(SgError::Zero { what: "spvm matrix columns (p)" });
+    }
+    if !a.len().is_multiple_of(p) {
+        return Err(SgError::NotMultiple { what: "spvm matrix (rows × p)", len: a.len(), row: p });
     }
     let rows = a.len() / p;
     if let Some(&r) = ix.iter().find(|&&r| r >= rows) {
-        return Err(SgError::IndexOutOfRange { idx: r as u64, len: rows as u64 });
+        return Err(SgError::IndexOutOfRange { what: "spvm matrix row", idx: r as u64, len: rows as u64 });
     }
-    let mut y = vec![T::zero(); p];
+    let mut y = try_vec("spvm result", p, T::zero())?;
     for (&xi, &r) in x.iter().zip(ix) {
         let row = &a[r * p..(r + 1) * p];
         for j in 0..p {
@@ -459,24 +472,36 @@ pub fn spvm<T: Real>(x: &[T], ix: &[usize], a: &[T], p: usize) -> Result<Vec<T>>
 }
 
 /// Relative L2 error of Eq. 3.20: `‖approx − exact‖₂ / ‖exact‖₂`; the absolute norm
-/// `‖approx − exact‖₂` when `exact` is all zeros.
-pub fn relative_l2_error<T: Real>(approx: &[T], exact: &[T]) -> T {
+/// `‖approx − exact‖₂` when `exact` is all zeros (or empty). A NaN in either input gives NaN.
+///
+/// # Errors
+/// [`SgError::LengthMismatch`] when the slices differ in length.
+pub fn relative_l2_error<T: Real>(approx: &[T], exact: &[T]) -> Result<T> {
+    if approx.len() != exact.len() {
+        return Err(SgError::LengthMismatch {
+            what: "exact values (one per approximation)",
+            expected: approx.len(),
+            got: exact.len(),
+        });
+    }
     let num: f64 = approx.iter().zip(exact).map(|(&a, &e)| (a - e).to_f64().powi(2)).sum();
     let den: f64 = exact.iter().map(|&e| e.to_f64().powi(2)).sum();
-    T::from_f64(if den > 0.0 { (num / den).sqrt() } else { num.sqrt() })
+    // `den > 0.0` alone would send a NaN `den` to the absolute branch and drop it.
+    Ok(T::from_f64(if den > 0.0 || den.is_nan() { (num / den).sqrt() } else { num.sqrt() }))
 }
 
 /// Nodal values of `f` at every grid point, point-major with `s` components: `f(x, out)`
 /// writes the `s` values of the point `x`.
 ///
 /// # Errors
-/// [`SgError::TooManyPoints`] when `len · s` does not fit in memory indexing.
+/// [`SgError::Zero`] for `s = 0`; [`SgError::Allocation`] when `len · s` values do not fit in
+/// memory.
 pub fn sample<T: Real>(spec: &GridSpec, s: usize, mut f: impl FnMut(&[T], &mut [T])) -> Result<Vec<T>> {
-    let n = spec.len_usize()?.checked_mul(s).ok_or(SgError::TooManyPoints { what: "usize" })?;
     if s == 0 {
-        return Err(SgError::LengthMismatch { what: "components per point", expected: 1, got: 0 });
+        return Err(SgError::Zero { what: "values per point (s)" });
     }
-    let mut values = vec![T::zero(); n];
+    let n = checked_len::<T>("grid values", spec.len(), s)?;
+    let mut values = try_vec("grid values", n, T::zero())?;
     let d = spec.dim();
     let mut indices = vec![0u32; d];
     let mut x = vec![T::zero(); d];

@@ -1,10 +1,13 @@
 //! [`GridSpec`]: which points a sparse grid holds and where each one lives in the value array.
 
+use crate::alloc::{checked_len, try_vec};
 use crate::basis::{Side, child_1d, coordinate_1d, parent_1d};
 use crate::block::{BlockTable, Blocks, Points};
 use crate::boundary::{AT1, BoundaryLayout, INTERIOR};
 use crate::error::{Result, SgError};
+use crate::real::Real;
 use crate::tables::SubspaceTables;
+use ndarray::Array2;
 use std::sync::Arc;
 
 /// Largest supported dimension.
@@ -25,7 +28,7 @@ pub const MAX_LEVEL: u32 = 31;
 /// let spec = GridSpec::regular(2, 5)?;
 /// assert_eq!(spec.len(), 129);
 /// assert_eq!(GridSpec::truncated(2, 5, &[5, 3])?.len(), 89);
-/// assert_eq!(GridSpec::regular(2, 5)?.with_boundary().len(), 257);
+/// assert_eq!(GridSpec::regular(2, 5)?.with_boundary()?.len(), 257);
 /// let idx = spec.gp2idx(&[2, 1], &[3, 1])?;        // x = (0.75, 0.5)
 /// assert_eq!(spec.coordinates(idx)?, vec![0.75, 0.5]);
 /// assert_eq!(spec.idx2gp(idx)?, (vec![2, 1], vec![3, 1]));
@@ -39,7 +42,22 @@ pub struct GridSpec {
 }
 
 impl GridSpec {
-    /// The regular zero-boundary sparse grid of level `n` in `d` dimensions.
+    /// The regular sparse grid of level `n` in `d` dimensions, **without boundary points**: its
+    /// interpolants are zero on the boundary of `[0, 1]^d`. For functions that are not, use
+    /// [`with_boundary`](Self::with_boundary) (see the crate documentation for the difference on
+    /// `exp(-|x − 0.5|²)`: relative error 0.40 against 9.3e-4 at `d = 4, n = 5`).
+    ///
+    /// `n` counts levels from 1: the grid holds the level vectors `l >= 1` with
+    /// `|l|_1 <= n + d − 1`. This is SG++'s `regular(n)` on `createLinearGrid(d)` and
+    /// Tasmanian's `makeLocalPolynomialGrid(d, 1, n − 1, 1, "localp-zero")` (depth `n − 1`, same points); see
+    /// the book's "Levels in other libraries".
+    ///
+    /// ```
+    /// use sg_core::GridSpec;
+    /// assert_eq!(GridSpec::regular(4, 5)?.len(), 769);
+    /// assert_eq!(GridSpec::regular(4, 5)?.with_boundary()?.len(), 7681);
+    /// # Ok::<(), sg_core::SgError>(())
+    /// ```
     ///
     /// # Errors
     /// `d = 0`, `d > MAX_DIM`, `n = 0`, `n > MAX_LEVEL`, or more than `u64::MAX` points.
@@ -82,18 +100,21 @@ impl GridSpec {
         Ok(GridSpec { tables: Arc::new(tables), boundary: None, len })
     }
 
-    /// The same grid with boundary points (level 0 in any dimension).
+    /// The same grid with boundary points: level 0 in any dimension, index 0 at `x_t = 0` and
+    /// index 1 at `x_t = 1`, with the basis functions `1 − x_t` and `x_t`. Interpolants on such a
+    /// grid reproduce a function's boundary values instead of forcing them to 0; the price is
+    /// more points (`3^d` for `n = 1`).
     ///
-    /// # Panics
-    /// When the boundary grid has more than `u64::MAX` points (only for very large `d` and `n`);
-    /// [`try_with_boundary`](Self::try_with_boundary) returns an error instead.
-    pub fn with_boundary(self) -> Self {
-        self.try_with_boundary().expect("boundary grid too large to index with u64")
-    }
-
-    /// [`with_boundary`](Self::with_boundary), returning [`SgError::TooManyPoints`] instead of
-    /// panicking when the point count overflows `u64`.
-    pub fn try_with_boundary(self) -> Result<Self> {
+    /// ```
+    /// use sg_core::GridSpec;
+    /// assert_eq!(GridSpec::regular(2, 5)?.with_boundary()?.len(), 257);
+    /// assert!(GridSpec::regular(40, 4)?.with_boundary().is_err()); // more than u64::MAX points
+    /// # Ok::<(), sg_core::SgError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`SgError::TooManyPoints`] when the boundary grid has more than `u64::MAX` points.
+    pub fn with_boundary(self) -> Result<Self> {
         if self.boundary.is_some() {
             return Ok(self);
         }
@@ -277,7 +298,7 @@ impl GridSpec {
     /// Index out of range, or buffers whose length is not `d`.
     pub fn idx2gp_into(&self, idx: u64, levels: &mut [u32], indices: &mut [u32]) -> Result<()> {
         if idx >= self.len {
-            return Err(SgError::IndexOutOfRange { idx, len: self.len });
+            return Err(SgError::IndexOutOfRange { what: "grid point (linear index)", idx, len: self.len });
         }
         let d = self.dim();
         if levels.len() != d || indices.len() != d {
@@ -372,10 +393,11 @@ impl GridSpec {
 
     fn check_dim(&self, dim: usize) -> Result<()> {
         if dim >= self.dim() {
-            return Err(SgError::NotAGridPoint(format!(
-                "dimension {dim} out of range for d = {}",
-                self.dim()
-            )));
+            return Err(SgError::IndexOutOfRange {
+                what: "dimension",
+                idx: dim as u64,
+                len: self.dim() as u64,
+            });
         }
         Ok(())
     }
@@ -400,22 +422,75 @@ impl GridSpec {
         Blocks::new(self)
     }
 
-    /// Number of blocks.
+    /// Number of blocks, from the level counts alone (no enumeration): `O(d n²)`.
     pub fn num_blocks(&self) -> u64 {
         match &self.boundary {
             None => self.tables.num_blocks(),
-            Some(_) => self.blocks().count() as u64,
+            // A boundary grid's blocks are counted by Π_t (2 + Σ_{l<c_t} z^l) up to degree n − 1:
+            // two boundary kinds that cost no level budget, or one hat level per dimension. The
+            // count is at most the point count, which fits in u64.
+            Some(_) => {
+                let n = self.level() as usize;
+                let mut poly = [0u128; MAX_LEVEL as usize];
+                poly[0] = 1;
+                for &c in self.truncation() {
+                    // Descending degree: poly[g − l] for l >= 0 still holds the previous factor's
+                    // product when poly[g] is overwritten.
+                    for g in (0..n).rev() {
+                        let hats: u128 = (0..(c as usize).min(g + 1)).map(|l| poly[g - l]).sum();
+                        poly[g] = 2 * poly[g] + hats;
+                    }
+                }
+                // Partial products are coefficient-wise below the final one (every factor has a
+                // constant term of 3), which is at most the point count: no overflow.
+                poly[..n].iter().sum::<u128>() as u64
+            }
         }
     }
 
     /// All blocks materialized as flat arrays (level vectors, sides, offsets) in storage order.
-    pub fn block_table(&self) -> BlockTable {
+    ///
+    /// # Errors
+    /// [`SgError::Allocation`] when the table (about `blocks · (4 d + 16)` bytes) cannot be
+    /// allocated.
+    pub fn block_table(&self) -> Result<BlockTable> {
         BlockTable::new(self)
     }
 
     /// The points `(index, levels, indices)` in storage order (index 0, 1, 2, …).
     pub fn points(&self) -> Points<'_> {
         Points::new(self)
+    }
+
+    /// The coordinates of all points as an `m × d` array (`m = len()`), row `j` holding the
+    /// point with linear index `j`: the layout [`Grid::evaluate_batch`](crate::Grid::evaluate_batch)
+    /// takes, and the inverse of [`gp2idx`](Self::gp2idx) on coordinates.
+    ///
+    /// ```
+    /// use sg_core::GridSpec;
+    /// let spec = GridSpec::regular(2, 2)?;
+    /// let x = spec.point_matrix::<f64>()?;
+    /// assert_eq!(x, ndarray::array![[0.5, 0.5], [0.25, 0.5], [0.75, 0.5], [0.5, 0.25], [0.5, 0.75]]);
+    /// # Ok::<(), sg_core::SgError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`SgError::Allocation`] when `len() · d` values do not fit in memory.
+    pub fn point_matrix<T: Real>(&self) -> Result<Array2<T>> {
+        let d = self.dim();
+        let m = checked_len::<T>("grid point matrix", self.len, d)? / d;
+        let mut x = try_vec("grid point matrix", m * d, T::zero())?;
+        let mut indices = vec![0u32; d];
+        for block in self.blocks() {
+            for k in 0..block.len() {
+                block.indices_at(k, &mut indices);
+                let row = (block.offset() + k) as usize * d;
+                for t in 0..d {
+                    x[row + t] = T::from_f64(coordinate_1d(block.levels()[t], indices[t]));
+                }
+            }
+        }
+        Ok(Array2::from_shape_vec((m, d), x).expect("m × d values"))
     }
 }
 

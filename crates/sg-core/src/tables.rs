@@ -8,6 +8,7 @@
 //! significant (Eq. 3.12).
 
 use crate::error::{Result, SgError};
+use crate::spec::{MAX_DIM, MAX_LEVEL};
 
 /// Tables `a(t, j)`, group offsets and block ranks of one zero-boundary (possibly truncated) grid.
 ///
@@ -34,11 +35,18 @@ impl SubspaceTables {
     /// single point: the corner sub-grids of a boundary grid).
     ///
     /// # Errors
-    /// [`SgError::ZeroLevel`], [`SgError::TruncationZero`], or [`SgError::TooManyPoints`] when the
-    /// point count does not fit in a `u64`.
+    /// [`SgError::ZeroLevel`], [`SgError::LevelTooLarge`] (`n > MAX_LEVEL`),
+    /// [`SgError::DimensionTooLarge`] (`c.len() > MAX_DIM`), [`SgError::TruncationZero`], or
+    /// [`SgError::TooManyPoints`] when the point count does not fit in a `u64`.
     pub fn new(n: u32, c: &[u32]) -> Result<Self> {
         if n == 0 {
             return Err(SgError::ZeroLevel);
+        }
+        if n > MAX_LEVEL {
+            return Err(SgError::LevelTooLarge { n, max: MAX_LEVEL });
+        }
+        if c.len() > MAX_DIM {
+            return Err(SgError::DimensionTooLarge { d: c.len(), max: MAX_DIM });
         }
         if let Some(dim) = c.iter().position(|&ct| ct == 0) {
             return Err(SgError::TruncationZero { dim });
@@ -64,7 +72,9 @@ impl SubspaceTables {
         let mut acc: u128 = 0;
         group_offset.push(0u64);
         for g in 0..nn {
-            acc = a[d * nn + g].checked_shl(g as u32).and_then(|v| acc.checked_add(v)).ok_or(TOO_MANY)?;
+            // g < MAX_LEVEL, so 2^g is exact; checked_mul (not checked_shl, which only checks the
+            // shift amount) catches bits lost off the top.
+            acc = a[d * nn + g].checked_mul(1u128 << g).and_then(|v| acc.checked_add(v)).ok_or(TOO_MANY)?;
             group_offset.push(u64::try_from(acc).map_err(|_| TOO_MANY)?);
         }
         // Every a(t, j) is at most a(d, j) (pad with zero levels), so all fit in u64 now.
@@ -97,6 +107,9 @@ impl SubspaceTables {
     }
 
     /// `a(t, j)`: level vectors over the first `t` dimensions with sum `j` (0 for `j >= n`).
+    ///
+    /// # Panics
+    /// For `t > dim()` (like slice indexing: the tables are read in inner loops).
     #[inline]
     pub fn count(&self, t: usize, j: u32) -> u64 {
         if j >= self.n { 0 } else { self.a[t * self.n as usize + j as usize] }
@@ -110,6 +123,9 @@ impl SubspaceTables {
 
     /// Linear offset of the first point of group `g`, for `g = 0..=n` (`group_offset(n)` is the
     /// number of points).
+    ///
+    /// # Panics
+    /// For `g > n`.
     #[inline]
     pub fn group_offset(&self, g: u32) -> u64 {
         self.group_offset[g as usize]
@@ -179,6 +195,9 @@ impl SubspaceTables {
 
     /// Inverse of [`pos`](Self::pos): writes the 0-based level vector of block `b` of group `g`
     /// into `l0` (length `d`). Requires `g < n` and `b < blocks_in_group(g)`. O(d + n).
+    ///
+    /// # Panics
+    /// When `l0` is shorter than `d`; debug builds also check the requirements.
     pub fn inv_pos(&self, g: u32, mut b: u64, l0: &mut [u32]) {
         debug_assert!(g < self.n && b < self.blocks_in_group(g));
         if self.d == 0 {
@@ -219,6 +238,9 @@ impl SubspaceTables {
 
     /// Inverse of [`index_with`](Self::index_with) for `j < len()`: writes 0-based levels and
     /// in-level positions.
+    ///
+    /// # Panics
+    /// When the buffers are shorter than `d`; for `j >= len()` the result is meaningless.
     pub fn point_of(&self, j: u64, l0: &mut [u32], p: &mut [u32]) {
         let g = self.group_of(j);
         let r = j - self.group_offset[g as usize];

@@ -1,5 +1,6 @@
 //! [`VectorGrid`]: a sparse grid whose points each hold `s` values (thesis §3.8.2).
 
+use crate::alloc::{checked_len, try_vec, try_with_capacity};
 use crate::error::{Result, SgError};
 use crate::grid::{Grid, flatten_points};
 use crate::real::Real;
@@ -32,7 +33,8 @@ impl<T: Real> VectorGrid<T> {
     /// Samples `f(x, out)` (writing `s` values) at every point.
     ///
     /// # Errors
-    /// `s = 0` or a grid too large for memory indexing.
+    /// [`SgError::Zero`] for `s = 0`; [`SgError::TooManyPoints`] or [`SgError::Allocation`] when
+    /// the values do not fit in memory.
     pub fn from_fn(spec: GridSpec, s: usize, f: impl FnMut(&[T], &mut [T])) -> Result<Self> {
         let values = r::sample(&spec, s, f)?;
         Ok(VectorGrid { spec, s, values })
@@ -41,7 +43,7 @@ impl<T: Real> VectorGrid<T> {
     /// Wraps `values` (`len · s`, point-major).
     ///
     /// # Errors
-    /// Wrong length or `s = 0`.
+    /// [`SgError::Zero`] for `s = 0`, [`SgError::LengthMismatch`] for a wrong length.
     pub fn from_values(spec: GridSpec, s: usize, values: Vec<T>) -> Result<Self> {
         r::check_values(&spec, &values, s)?;
         Ok(VectorGrid { spec, s, values })
@@ -50,19 +52,16 @@ impl<T: Real> VectorGrid<T> {
     /// Stacks `s` scalar grids over the same spec into one vector grid.
     ///
     /// # Errors
-    /// No grids, or grids over different specs.
+    /// [`SgError::Zero`] for no grids, [`SgError::DifferentGrids`] for grids over different
+    /// specs, [`SgError::Allocation`].
     pub fn from_components(grids: &[Grid<T>]) -> Result<Self> {
-        let first =
-            grids.first().ok_or(SgError::LengthMismatch { what: "component grids", expected: 1, got: 0 })?;
-        if let Some(g) = grids.iter().find(|g| g.spec() != first.spec()) {
-            return Err(SgError::LengthMismatch {
-                what: "component grid points",
-                expected: first.len(),
-                got: g.len(),
-            });
+        let first = grids.first().ok_or(SgError::Zero { what: "number of component grids" })?;
+        if let Some(index) = grids.iter().position(|g| g.spec() != first.spec()) {
+            return Err(SgError::DifferentGrids { index });
         }
         let s = grids.len();
-        let mut values = vec![T::zero(); first.len() * s];
+        let n = checked_len::<T>("vector grid values", first.len() as u64, s)?;
+        let mut values = try_vec("vector grid values", n, T::zero())?;
         for (c, g) in grids.iter().enumerate() {
             for (j, &v) in g.values().iter().enumerate() {
                 values[j * s + c] = v;
@@ -74,12 +73,22 @@ impl<T: Real> VectorGrid<T> {
     /// Component `c` as a scalar grid.
     ///
     /// # Errors
-    /// `c >= s`.
+    /// [`SgError::IndexOutOfRange`] when `c >= s`; [`SgError::Allocation`].
     pub fn component(&self, c: usize) -> Result<Grid<T>> {
         if c >= self.s {
-            return Err(SgError::IndexOutOfRange { idx: c as u64, len: self.s as u64 });
+            return Err(SgError::IndexOutOfRange { what: "component", idx: c as u64, len: self.s as u64 });
         }
-        Grid::from_values(self.spec.clone(), self.values.iter().skip(c).step_by(self.s).copied().collect())
+        let mut values = try_with_capacity("component values", self.values.len() / self.s)?;
+        values.extend(self.values.iter().skip(c).step_by(self.s).copied());
+        Grid::from_values(self.spec.clone(), values)
+    }
+
+    /// The coordinates of the grid's points as an `m × d` array (see [`Grid::points`]).
+    ///
+    /// # Errors
+    /// [`SgError::Allocation`].
+    pub fn points(&self) -> Result<Array2<T>> {
+        self.spec.point_matrix()
     }
 
     /// The grid's description.
@@ -131,7 +140,8 @@ impl<T: Real> VectorGrid<T> {
     /// As [`Grid::evaluate_batch`].
     pub fn evaluate_batch(&self, points: ArrayView2<'_, T>) -> Result<Array2<T>> {
         let flat = flatten_points(self.spec.dim(), points)?;
-        let mut out = vec![T::zero(); points.nrows() * self.s];
+        let n = checked_len::<T>("evaluation output", points.nrows() as u64, self.s)?;
+        let mut out = try_vec("evaluation output", n, T::zero())?;
         r::evaluate_batch_into(&self.spec, &self.values, self.s, &flat, &mut out)?;
         Ok(Array2::from_shape_vec((points.nrows(), self.s), out).expect("shape matches"))
     }

@@ -11,13 +11,13 @@ fn specs_for_round_trip() -> Vec<GridSpec> {
     for d in 1..=5usize {
         for n in 1..=6u32 {
             specs.push(GridSpec::regular(d, n).unwrap());
-            specs.push(GridSpec::regular(d, n.min(4)).unwrap().with_boundary());
+            specs.push(GridSpec::regular(d, n.min(4)).unwrap().with_boundary().unwrap());
         }
     }
     specs.push(GridSpec::truncated(2, 5, &[5, 3]).unwrap());
     specs.push(GridSpec::truncated(4, 6, &[2, 6, 3, 4]).unwrap());
-    specs.push(GridSpec::truncated(3, 4, &[1, 4, 2]).unwrap().with_boundary());
-    specs.push(GridSpec::truncated(4, 4, &[2, 1, 3, 4]).unwrap().with_boundary());
+    specs.push(GridSpec::truncated(3, 4, &[1, 4, 2]).unwrap().with_boundary().unwrap());
+    specs.push(GridSpec::truncated(4, 4, &[2, 1, 3, 4]).unwrap().with_boundary().unwrap());
     specs.push(GridSpec::regular(10, 4).unwrap());
     specs
 }
@@ -46,7 +46,7 @@ fn round_trip_random_truncations() {
         let c: Vec<u32> = (0..d).map(|_| rng.random_range(1..=n)).collect();
         let spec = GridSpec::truncated(d, n, &c).unwrap();
         round_trip_every_index(&spec);
-        let spec = spec.with_boundary();
+        let spec = spec.with_boundary().unwrap();
         if spec.len() < 20_000 {
             round_trip_every_index(&spec);
         }
@@ -61,9 +61,9 @@ fn exhaustive_bijectivity_on_small_grids() {
         GridSpec::regular(3, 4).unwrap(),
         GridSpec::truncated(2, 5, &[5, 3]).unwrap(),
         GridSpec::truncated(3, 4, &[2, 4, 3]).unwrap(),
-        GridSpec::regular(2, 4).unwrap().with_boundary(),
-        GridSpec::regular(3, 3).unwrap().with_boundary(),
-        GridSpec::truncated(3, 4, &[2, 4, 1]).unwrap().with_boundary(),
+        GridSpec::regular(2, 4).unwrap().with_boundary().unwrap(),
+        GridSpec::regular(3, 3).unwrap().with_boundary().unwrap(),
+        GridSpec::truncated(3, 4, &[2, 4, 1]).unwrap().with_boundary().unwrap(),
     ];
     for spec in specs {
         let pts = all_points(&spec);
@@ -78,7 +78,7 @@ fn exhaustive_bijectivity_on_small_grids() {
             assert_eq!(p.index, k as u64);
             assert_eq!(spec.gp2idx(&p.levels, &p.indices).unwrap(), p.index);
         }
-        let table = spec.block_table();
+        let table = spec.block_table().unwrap();
         assert_eq!(table.len() as u64, spec.num_blocks());
         for (b, block) in spec.blocks().enumerate() {
             assert_eq!(table.offset(b), block.offset());
@@ -99,8 +99,8 @@ fn exhaustive_bijectivity_on_small_grids() {
 #[test]
 fn boundary_face_order_is_the_documented_one() {
     for spec in [
-        GridSpec::regular(3, 3).unwrap().with_boundary(),
-        GridSpec::truncated(3, 3, &[1, 3, 2]).unwrap().with_boundary(),
+        GridSpec::regular(3, 3).unwrap().with_boundary().unwrap(),
+        GridSpec::truncated(3, 3, &[1, 3, 2]).unwrap().with_boundary().unwrap(),
     ] {
         let key = |l: &[u32], i: &[u32]| {
             let sym: Vec<u32> = l.iter().zip(i).map(|(&l, &i)| if l == 0 { i } else { 2 }).collect();
@@ -196,7 +196,7 @@ fn parents_precede_children() {
             }
         }
     }
-    let spec = GridSpec::regular(1, 3).unwrap().with_boundary();
+    let spec = GridSpec::regular(1, 3).unwrap().with_boundary().unwrap();
     let centre = spec.gp2idx(&[1], &[1]).unwrap();
     assert_eq!(spec.parent(centre, 0, Side::Left).unwrap(), Some(spec.gp2idx(&[0], &[0]).unwrap()));
     assert_eq!(spec.parent(centre, 0, Side::Right).unwrap(), Some(spec.gp2idx(&[0], &[1]).unwrap()));
@@ -215,9 +215,12 @@ fn bad_points_are_errors() {
     assert!(matches!(spec.gp2idx(&[1, 4], &[1, 1]), Err(SgError::NotAGridPoint(_)))); // truncated
     assert!(matches!(spec.gp2idx(&[4, 3], &[1, 1]), Err(SgError::NotAGridPoint(_)))); // level sum
     assert!(matches!(spec.gp2idx(&[0, 1], &[0, 1]), Err(SgError::NotAGridPoint(_)))); // no boundary
-    assert_eq!(spec.idx2gp(89), Err(SgError::IndexOutOfRange { idx: 89, len: 89 }));
+    assert_eq!(
+        spec.idx2gp(89),
+        Err(SgError::IndexOutOfRange { what: "grid point (linear index)", idx: 89, len: 89 })
+    );
     assert!(spec.coordinates(u64::MAX).is_err());
-    let b = spec.clone().with_boundary();
+    let b = spec.clone().with_boundary().unwrap();
     assert!(b.gp2idx(&[0, 1], &[1, 1]).is_ok());
     assert!(matches!(b.gp2idx(&[0, 1], &[2, 1]), Err(SgError::NotAGridPoint(_))));
     assert!(spec.parent(0, 2, Side::Left).is_err());
@@ -230,9 +233,9 @@ fn round_trip_on_large_grids_sampled() {
     let specs = [
         GridSpec::regular(32, 6).unwrap(),
         GridSpec::regular(1, 30).unwrap(),
-        GridSpec::regular(10, 10).unwrap().with_boundary(),
-        GridSpec::regular(32, 2).unwrap().with_boundary(),
-        GridSpec::truncated(12, 9, &[9, 1, 2, 3, 4, 5, 6, 7, 8, 9, 3, 2]).unwrap().with_boundary(),
+        GridSpec::regular(10, 10).unwrap().with_boundary().unwrap(),
+        GridSpec::regular(32, 2).unwrap().with_boundary().unwrap(),
+        GridSpec::truncated(12, 9, &[9, 1, 2, 3, 4, 5, 6, 7, 8, 9, 3, 2]).unwrap().with_boundary().unwrap(),
     ];
     for spec in specs {
         for _ in 0..300 {
@@ -250,7 +253,7 @@ fn arb_spec() -> impl Strategy<Value = GridSpec> {
     (1usize..=6, 1u32..=7, any::<bool>(), proptest::collection::vec(1u32..=7, 6)).prop_map(
         |(d, n, bnd, c)| {
             let spec = GridSpec::truncated(d, n, &c[..d]).unwrap();
-            if bnd { spec.with_boundary() } else { spec }
+            if bnd { spec.with_boundary().unwrap() } else { spec }
         },
     )
 }

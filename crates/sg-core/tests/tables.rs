@@ -37,18 +37,18 @@ fn regular_counts_match_table_3a_formula() {
 fn boundary_counts_match_table_3b() {
     let row3 = [27, 81, 225, 593, 1505, 3713, 8961, 21249, 49665, 114689];
     for n in 1..=10u32 {
-        assert_eq!(GridSpec::regular(3, n).unwrap().with_boundary().len(), row3[n as usize - 1]);
+        assert_eq!(GridSpec::regular(3, n).unwrap().with_boundary().unwrap().len(), row3[n as usize - 1]);
     }
-    assert_eq!(GridSpec::regular(10, 10).unwrap().with_boundary().len(), 18_032_138_241);
+    assert_eq!(GridSpec::regular(10, 10).unwrap().with_boundary().unwrap().len(), 18_032_138_241);
     for d in 1..=10usize {
-        assert_eq!(GridSpec::regular(d, 1).unwrap().with_boundary().len(), 3u64.pow(d as u32));
+        assert_eq!(GridSpec::regular(d, 1).unwrap().with_boundary().unwrap().len(), 3u64.pow(d as u32));
         for n in 1..=10u32 {
             let want = n_boundary(d as u64, n as u64);
-            assert_eq!(GridSpec::regular(d, n).unwrap().with_boundary().len(), want, "d={d} n={n}");
+            assert_eq!(GridSpec::regular(d, n).unwrap().with_boundary().unwrap().len(), want, "d={d} n={n}");
         }
     }
     for n in 1..=20u32 {
-        assert_eq!(GridSpec::regular(1, n).unwrap().with_boundary().len(), (1u64 << n) + 1);
+        assert_eq!(GridSpec::regular(1, n).unwrap().with_boundary().unwrap().len(), (1u64 << n) + 1);
     }
 }
 
@@ -164,13 +164,10 @@ fn validation_errors() {
     assert_eq!(GridSpec::truncated(2, 3, &[3]), Err(SgError::TruncationLength { expected: 2, got: 1 }));
     assert_eq!(GridSpec::truncated(3, 3, &[3, 0, 1]), Err(SgError::TruncationZero { dim: 1 }));
     assert!(matches!(GridSpec::regular(32, 30), Err(SgError::TooManyPoints { .. })));
-    assert!(matches!(
-        GridSpec::regular(41, 1).unwrap().try_with_boundary(),
-        Err(SgError::TooManyPoints { .. })
-    ));
+    assert!(matches!(GridSpec::regular(41, 1).unwrap().with_boundary(), Err(SgError::TooManyPoints { .. })));
     // Large but representable grids are fine.
     assert_eq!(GridSpec::regular(1, 30).unwrap().len(), (1 << 30) - 1);
-    assert_eq!(GridSpec::regular(32, 1).unwrap().with_boundary().len(), 3u64.pow(32));
+    assert_eq!(GridSpec::regular(32, 1).unwrap().with_boundary().unwrap().len(), 3u64.pow(32));
     let big = GridSpec::regular(32, 8).unwrap();
     assert_eq!(big.len(), n_regular(32, 8));
     // Truncation above n means "not truncated".

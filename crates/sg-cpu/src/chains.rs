@@ -9,6 +9,7 @@
 use rayon::prelude::*;
 
 use sg_core::GridSpec;
+use sg_core::alloc::try_with_capacity;
 
 use crate::error::{Error, Result};
 
@@ -72,7 +73,7 @@ impl ChainKey {
 /// Chains of every dimension.
 pub(crate) fn build(spec: &GridSpec) -> Result<Vec<Vec<Chain>>> {
     let d = spec.dim();
-    let table = spec.block_table();
+    let table = spec.block_table()?;
     for b in 0..table.len() {
         let level_sum: u32 = table.levels(b).iter().map(|&l| l.saturating_sub(1)).sum();
         if level_sum > 31 {
@@ -80,19 +81,19 @@ pub(crate) fn build(spec: &GridSpec) -> Result<Vec<Vec<Chain>>> {
         }
     }
     // Dimensions are independent: one rayon task each.
-    Ok((0..d).into_par_iter().map(|t| chains_of_dim(&table, t)).collect())
+    (0..d).into_par_iter().map(|t| chains_of_dim(&table, t)).collect()
 }
 
 /// The chains of dimension `t`, longest first. The blocks are sorted by (levels and sides of the
 /// other dimensions, level in `t`), so each chain is one run, its levels in order.
-fn chains_of_dim(table: &sg_core::BlockTable, t: usize) -> Vec<Chain> {
+fn chains_of_dim(table: &sg_core::BlockTable, t: usize) -> Result<Vec<Chain>> {
     let d = table.dim();
-    let mut entries: Vec<(ChainKey, u64, u32, usize)> = (0..table.len())
-        .map(|b| {
-            let levels = table.levels(b);
-            (ChainKey::new(levels, t), table.sides(b) & !(1u64 << t), levels[t], b)
-        })
-        .collect();
+    let mut entries: Vec<(ChainKey, u64, u32, usize)> =
+        try_with_capacity("hierarchization plan (chains)", table.len())?;
+    entries.extend((0..table.len()).map(|b| {
+        let levels = table.levels(b);
+        (ChainKey::new(levels, t), table.sides(b) & !(1u64 << t), levels[t], b)
+    }));
     entries.sort_unstable();
     let mut chains = Vec::new();
     for run in entries.chunk_by(|x, y| x.0 == y.0 && x.1 == y.1) {
@@ -122,5 +123,5 @@ fn chains_of_dim(table: &sg_core::BlockTable, t: usize) -> Vec<Chain> {
     debug_assert!(chains.iter().all(|c| c.offsets.iter().all(|&o| o != u64::MAX)));
     // Long chains first, so rayon starts the big tasks early.
     chains.sort_by_key(|c| std::cmp::Reverse((c.top(), c.s + c.h)));
-    chains
+    Ok(chains)
 }

@@ -10,18 +10,19 @@
 //! Variants, all computing each point's sum in the same order, so [`EvalVariant::PointTiles`],
 //! [`EvalVariant::SharedPrefix`] and [`EvalVariant::Cartesian`] return bit-identical results:
 //!
-//! | variant | parallel over | picked when |
+//! | variant | parallel over | picked when (first rule that applies) |
 //! |---|---|---|
-//! | `PointTiles` | tiles of points | the default |
-//! | `BlocksParallel` | subtrees of blocks, then a reduction | fewer than `2 · threads` tiles of points |
-//! | `SharedPrefix` | tiles of points | leading columns are constant (a slice through the domain) |
-//! | `Cartesian` | the first factor's values | the points are a lexicographic Cartesian product |
+//! | `Cartesian` | the first factor's values | `m >= TILE` and the points are a lexicographic Cartesian product |
+//! | `SharedPrefix` | tiles of points | `m >= TILE` and the leading columns are constant (a slice through the domain) |
+//! | `BlocksParallel` | subtrees of blocks, then a reduction | fewer than `2 · threads` tiles of points (`m = 0` included) and at least 64 blocks |
+//! | `PointTiles` | tiles of points | otherwise |
 //!
 //! `BlocksParallel` adds the per-subtree partial sums in a fixed order: deterministic, but
 //! rounded differently from the others (within a few ulps of the sum's magnitude).
 
 use ndarray::ArrayView2;
 use rayon::prelude::*;
+use sg_core::alloc::{checked_len, try_vec};
 use sg_core::basis::basis_cell;
 use sg_core::reference::check_point_coords;
 use sg_core::{GridSpec, Real, SgError};
@@ -58,6 +59,10 @@ pub struct Evaluator {
 
 impl Evaluator {
     /// Builds the trie of `spec`'s blocks (O(blocks x d log blocks)).
+    ///
+    /// # Errors
+    /// [`Error::BlockTooLarge`]; [`SgError::Allocation`] when the plan does not fit in memory
+    /// (sized from [`GridSpec::num_blocks`] before anything is built).
     pub fn new(spec: &GridSpec) -> Result<Self> {
         let trie = Trie::new(spec)?;
         let mut base = Vec::with_capacity(trie.d);
@@ -101,15 +106,24 @@ impl Evaluator {
 
     /// The interpolant at the rows of `points` (`m x d`); `values` are the surpluses, `s` per
     /// point. Returns `m x s` values, row-major. Picks the variant with [`choose`](Self::choose).
+    ///
+    /// # Errors
+    /// [`SgError::Zero`] for `s = 0`, [`Error::Shape`] when `values.len() != len · s`,
+    /// [`SgError::LengthMismatch`] for the wrong column count, [`SgError::NonFinite`] or
+    /// [`SgError::OutsideDomain`] for a bad point, [`SgError::Allocation`] when the output does
+    /// not fit in memory.
     pub fn evaluate<T: Real>(&self, values: &[T], s: usize, points: ArrayView2<'_, T>) -> Result<Vec<T>> {
         self.check(values, s, points)?;
         let (variant, pattern) = self.choose(points);
         let _span = tracing::debug_span!("sg_cpu::evaluate", m = points.nrows(), ?variant).entered();
-        Ok(self.run(variant, pattern, values, s, points))
+        self.run(variant, pattern, values, s, points)
     }
 
     /// The interpolant with a given variant (for tests and benchmarks). A structured variant
     /// whose pattern the points do not have falls back to `PointTiles`.
+    ///
+    /// # Errors
+    /// As [`evaluate`](Self::evaluate).
     pub fn evaluate_with<T: Real>(
         &self,
         variant: EvalVariant,
@@ -122,7 +136,7 @@ impl Evaluator {
             EvalVariant::Cartesian | EvalVariant::SharedPrefix => PointPattern::detect(points),
             _ => PointPattern::General,
         };
-        Ok(self.run(variant, pattern, values, s, points))
+        self.run(variant, pattern, values, s, points)
     }
 
     fn run<T: Real>(
@@ -132,22 +146,31 @@ impl Evaluator {
         values: &[T],
         s: usize,
         points: ArrayView2<'_, T>,
-    ) -> Vec<T> {
+    ) -> Result<Vec<T>> {
+        let mut out = try_vec(
+            "evaluation output",
+            checked_len::<T>("evaluation output", points.nrows() as u64, s)?,
+            T::zero(),
+        )?;
         match (variant, pattern) {
-            (EvalVariant::BlocksParallel, _) => self.blocks_parallel(values, s, points),
+            (EvalVariant::BlocksParallel, _) => self.blocks_parallel(values, s, points, &mut out)?,
             (EvalVariant::Cartesian, PointPattern::Cartesian { factors }) => {
-                self.cartesian(values, s, &factors)
+                self.cartesian(values, s, &factors, &mut out)
             }
             (EvalVariant::SharedPrefix | EvalVariant::Cartesian, PointPattern::SharedPrefix { prefix }) => {
-                self.point_tiles(values, s, points, prefix)
+                self.point_tiles(values, s, points, prefix, &mut out)
             }
-            _ => self.point_tiles(values, s, points, 0),
+            _ => self.point_tiles(values, s, points, 0, &mut out),
         }
+        Ok(out)
     }
 
     fn check<T: Real>(&self, values: &[T], s: usize, points: ArrayView2<'_, T>) -> Result<()> {
         let d = self.dim();
-        if s == 0 || Some(values.len()) != (self.len as usize).checked_mul(s) {
+        if s == 0 {
+            return Err(SgError::Zero { what: "values per point (s)" }.into());
+        }
+        if Some(values.len()) != usize::try_from(self.len).ok().and_then(|n| n.checked_mul(s)) {
             return Err(Error::Shape(format!(
                 "{} values for a grid of {} points with {s} values each",
                 values.len(),
@@ -187,9 +210,8 @@ impl Evaluator {
         s: usize,
         points: ArrayView2<'_, T>,
         prefix: usize,
-    ) -> Vec<T> {
-        let m = points.nrows();
-        let mut out = vec![T::zero(); m * s];
+        out: &mut [T],
+    ) {
         out.par_chunks_mut(TILE * s).enumerate().for_each_init(
             || Scratch::new(self),
             |sc, (tile, acc)| {
@@ -199,33 +221,38 @@ impl Evaluator {
                 sc.run(self, &self.trie.nodes, &[], values, s, acc, prefix);
             },
         );
-        out
     }
 
-    fn blocks_parallel<T: Real>(&self, values: &[T], s: usize, points: ArrayView2<'_, T>) -> Vec<T> {
-        let m = points.nrows();
+    fn blocks_parallel<T: Real>(
+        &self,
+        values: &[T],
+        s: usize,
+        points: ArrayView2<'_, T>,
+        out: &mut [T],
+    ) -> Result<()> {
+        let ms = out.len();
+        if ms == 0 {
+            return Ok(());
+        }
         let ranges = self.subtree_ranges(8 * rayon::current_num_threads());
-        let partials: Vec<Vec<T>> = ranges
-            .par_iter()
-            .map_init(
-                || Scratch::new(self),
-                |sc, &(a, b)| {
-                    let ancestors = self.trie.ancestors(a);
-                    let mut acc = vec![T::zero(); m * s];
-                    for (tile, acc) in acc.chunks_mut(TILE * s).enumerate() {
-                        let j0 = tile * TILE;
-                        sc.fill(self, acc.len() / s, |t, j| points[[j0 + j, t]]);
-                        sc.run(self, &self.trie.nodes[a..b], &ancestors, values, s, acc, 0);
-                    }
-                    acc
-                },
-            )
-            .collect();
-        let mut out = vec![T::zero(); m * s];
-        for p in &partials {
+        // One private output per subtree range, reserved at once before any work.
+        let what = "evaluation partial sums";
+        let mut partials = try_vec(what, checked_len::<T>(what, ranges.len() as u64, ms)?, T::zero())?;
+        partials.par_chunks_mut(ms).zip(&ranges).for_each_init(
+            || Scratch::new(self),
+            |sc, (acc, &(a, b))| {
+                let ancestors = self.trie.ancestors(a);
+                for (tile, acc) in acc.chunks_mut(TILE * s).enumerate() {
+                    let j0 = tile * TILE;
+                    sc.fill(self, acc.len() / s, |t, j| points[[j0 + j, t]]);
+                    sc.run(self, &self.trie.nodes[a..b], &ancestors, values, s, acc, 0);
+                }
+            },
+        );
+        for p in partials.chunks_exact(ms) {
             out.iter_mut().zip(p).for_each(|(o, &v)| *o += v);
         }
-        out
+        Ok(())
     }
 
     /// Node ranges made of whole subtrees, at least `want` of them where the trie allows.
@@ -239,7 +266,7 @@ impl Evaluator {
         cuts.windows(2).map(|w| (w[0], w[1])).collect()
     }
 
-    fn cartesian<T: Real>(&self, values: &[T], s: usize, factors: &[Vec<T>]) -> Vec<T> {
+    fn cartesian<T: Real>(&self, values: &[T], s: usize, factors: &[Vec<T>], out: &mut [T]) {
         let d = self.dim();
         let m: usize = factors.iter().map(Vec::len).product();
         // Basis values and cells of every kind at every factor value, computed once.
@@ -251,11 +278,9 @@ impl Evaluator {
             })
             .collect();
         let rows_per_first = m / factors[0].len();
-        let mut out = vec![T::zero(); m * s];
         out.par_chunks_mut(rows_per_first * s).enumerate().for_each(|(i0, acc)| {
             cartesian_rows(&self.trie, &tables, factors, i0, values, s, acc);
         });
-        out
     }
 }
 

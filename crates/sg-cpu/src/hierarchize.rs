@@ -7,7 +7,7 @@
 
 use rayon::prelude::*;
 use sg_core::basis::{Side, parent_1d};
-use sg_core::{GridSpec, Real};
+use sg_core::{GridSpec, Real, SgError};
 
 use crate::chains::{self, Chain};
 use crate::error::{Error, Result};
@@ -40,24 +40,37 @@ enum Direction {
 
 impl Hierarchizer {
     /// Builds the chains of `spec` (O(number of blocks x d)).
+    ///
+    /// # Errors
+    /// [`Error::BlockTooLarge`]; [`SgError::Allocation`] when the plan does not fit in memory
+    /// (sized from [`GridSpec::num_blocks`] before anything is built).
     pub fn new(spec: &GridSpec) -> Result<Self> {
         Ok(Hierarchizer { len: spec.len(), chains: chains::build(spec)? })
     }
 
     /// Nodal values to hierarchical surpluses, in place; `s` values per point (point-major).
+    ///
+    /// # Errors
+    /// [`SgError::Zero`] for `s = 0`, [`Error::Shape`] when `values.len() != len · s`.
     pub fn hierarchize<T: Real>(&self, values: &mut [T], s: usize) -> Result<()> {
         let _span = tracing::debug_span!("sg_cpu::hierarchize", len = self.len, s).entered();
         self.sweep(values, s, Direction::Hierarchize)
     }
 
     /// Hierarchical surpluses to nodal values, in place; `s` values per point.
+    ///
+    /// # Errors
+    /// As [`hierarchize`](Self::hierarchize).
     pub fn dehierarchize<T: Real>(&self, values: &mut [T], s: usize) -> Result<()> {
         let _span = tracing::debug_span!("sg_cpu::dehierarchize", len = self.len, s).entered();
         self.sweep(values, s, Direction::Dehierarchize)
     }
 
     fn sweep<T: Real>(&self, values: &mut [T], s: usize, dir: Direction) -> Result<()> {
-        let expected = (self.len as usize).checked_mul(s).filter(|_| s > 0);
+        if s == 0 {
+            return Err(SgError::Zero { what: "values per point (s)" }.into());
+        }
+        let expected = usize::try_from(self.len).ok().and_then(|n| n.checked_mul(s));
         if expected != Some(values.len()) {
             return Err(Error::Shape(format!(
                 "{} values for a grid of {} points with {s} values each",

@@ -13,7 +13,8 @@
 use rayon::prelude::*;
 use sg_core::{Real, SgError};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use sg_core::alloc::try_vec;
 
 /// Bytes every row start is aligned to.
 const ALIGN: usize = 64;
@@ -30,14 +31,24 @@ pub struct PaddedMatrix<T> {
 
 impl<T: Real> PaddedMatrix<T> {
     /// Copies a row-major `rows x cols` matrix into padded storage.
+    ///
+    /// # Errors
+    /// [`SgError::Zero`] for `cols == 0`, [`SgError::NotMultiple`] when `a.len()` is not a
+    /// multiple of `cols`, [`SgError::Allocation`] when the padded copy does not fit in memory.
     pub fn from_row_major(a: &[T], cols: usize) -> Result<Self> {
-        if cols == 0 || !a.len().is_multiple_of(cols) {
-            return Err(Error::Shape(format!("{} values are not rows of {cols} columns", a.len())));
+        if cols == 0 {
+            return Err(SgError::Zero { what: "matrix columns (p)" }.into());
+        }
+        if !a.len().is_multiple_of(cols) {
+            return Err(SgError::NotMultiple { what: "row-major matrix", len: a.len(), row: cols }.into());
         }
         let rows = a.len() / cols;
         let lanes = (ALIGN / size_of::<T>()).max(1);
-        let stride = cols.next_multiple_of(lanes);
-        let mut data = vec![T::zero(); rows * stride + lanes];
+        let what = "padded matrix";
+        let too_big = || SgError::Allocation { what, bytes: u128::MAX };
+        let stride = cols.checked_next_multiple_of(lanes).ok_or_else(too_big)?;
+        let len = rows.checked_mul(stride).and_then(|n| n.checked_add(lanes)).ok_or_else(too_big)?;
+        let mut data = try_vec(what, len, T::zero())?;
         // Vec only aligns to T: skip to the first 64-byte boundary.
         let start = data.as_ptr().align_offset(ALIGN).min(lanes - 1);
         for (r, row) in a.chunks(cols).enumerate() {
@@ -57,8 +68,24 @@ impl<T: Real> PaddedMatrix<T> {
     }
 
     /// Row `r` (without its padding).
+    ///
+    /// # Errors
+    /// [`SgError::IndexOutOfRange`] when `r >= rows()`.
+    pub fn row(&self, r: usize) -> Result<&[T]> {
+        if r >= self.rows {
+            return Err(SgError::IndexOutOfRange {
+                what: "matrix row",
+                idx: r as u64,
+                len: self.rows as u64,
+            }
+            .into());
+        }
+        Ok(self.row_unchecked(r))
+    }
+
+    /// Row `r < rows()`, for loops that checked their indices once.
     #[inline]
-    pub fn row(&self, r: usize) -> &[T] {
+    fn row_unchecked(&self, r: usize) -> &[T] {
         &self.data[self.start + r * self.stride..][..self.cols]
     }
 }
@@ -100,6 +127,10 @@ pub fn spvm<T: Real>(x: &[T], ix: &[usize], a: &PaddedMatrix<T>) -> Result<Vec<T
 }
 
 /// `y = Σ_i x[i] · a.row(ix[i])` with a given variant.
+///
+/// # Errors
+/// [`SgError::LengthMismatch`] for `x.len() != ix.len()`, [`SgError::IndexOutOfRange`] for a
+/// row index `>= a.rows()`, [`SgError::Allocation`] when `y` or the partial sums do not fit.
 pub fn spvm_with<T: Real>(
     variant: SpvmVariant,
     x: &[T],
@@ -107,39 +138,49 @@ pub fn spvm_with<T: Real>(
     a: &PaddedMatrix<T>,
 ) -> Result<Vec<T>> {
     if x.len() != ix.len() {
-        return Err(
-            SgError::LengthMismatch { what: "spvm row indices", expected: x.len(), got: ix.len() }.into()
-        );
+        return Err(SgError::LengthMismatch {
+            what: "spvm row indices (one per entry of x)",
+            expected: x.len(),
+            got: ix.len(),
+        }
+        .into());
     }
     if let Some(&r) = ix.iter().find(|&&r| r >= a.rows()) {
-        return Err(SgError::IndexOutOfRange { idx: r as u64, len: a.rows() as u64 }.into());
+        return Err(SgError::IndexOutOfRange {
+            what: "spvm matrix row",
+            idx: r as u64,
+            len: a.rows() as u64,
+        }
+        .into());
     }
     let p = a.cols();
-    let mut y = vec![T::zero(); p];
+    let mut y = try_vec("spvm result", p, T::zero())?;
     match variant {
         SpvmVariant::Columns { tile } => {
             let tile = tile.max(1);
             y.par_chunks_mut(tile).enumerate().for_each(|(c, y)| {
                 let c0 = c * tile;
                 for (&xi, &r) in x.iter().zip(ix) {
-                    axpy(xi, &a.row(r)[c0..c0 + y.len()], y);
+                    axpy(xi, &a.row_unchecked(r)[c0..c0 + y.len()], y);
                 }
             });
         }
         SpvmVariant::Rows => {
             let chunk = x.len().div_ceil(rayon::current_num_threads()).max(16);
-            let partials: Vec<Vec<T>> = x
-                .par_chunks(chunk)
-                .zip(ix.par_chunks(chunk))
-                .map(|(xs, rs)| {
-                    let mut y = vec![T::zero(); p];
+            // One private y per chunk of rows, all reserved at once before any work.
+            let chunks = x.len().div_ceil(chunk);
+            let n = chunks
+                .checked_mul(p)
+                .ok_or(SgError::Allocation { what: "spvm partial sums", bytes: u128::MAX })?;
+            let mut partials = try_vec("spvm partial sums", n, T::zero())?;
+            partials.par_chunks_mut(p).zip(x.par_chunks(chunk).zip(ix.par_chunks(chunk))).for_each(
+                |(part, (xs, rs))| {
                     for (&xi, &r) in xs.iter().zip(rs) {
-                        axpy(xi, a.row(r), &mut y);
+                        axpy(xi, a.row_unchecked(r), part);
                     }
-                    y
-                })
-                .collect();
-            for part in &partials {
+                },
+            );
+            for part in partials.chunks_exact(p) {
                 axpy(T::one(), part, &mut y);
             }
         }

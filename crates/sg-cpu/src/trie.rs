@@ -6,9 +6,8 @@
 //! walking the blocks as a trie in preorder computes each prefix once: about one multiply and one
 //! shift per block and point, instead of `d` of each (the pseudo-recursive idea).
 
-use std::collections::BTreeMap;
-
 use sg_core::GridSpec;
+use sg_core::alloc::{checked_len, try_with_capacity};
 
 use crate::error::{Error, Result};
 
@@ -57,52 +56,63 @@ pub(crate) struct Trie {
 }
 
 impl Trie {
+    /// The trie of `spec`'s blocks. Every buffer's size is known from the block count before
+    /// it is filled, and reserved fallibly.
     pub(crate) fn new(spec: &GridSpec) -> Result<Self> {
         let d = spec.dim();
-        let table = spec.block_table();
-        // Sorted map from the kind vector to the block offset: lexicographic order is preorder.
-        let mut blocks: BTreeMap<Vec<Kind>, u64> = BTreeMap::new();
-        for b in 0..table.len() {
+        let table = spec.block_table()?;
+        let nb = table.len();
+        let what = "evaluation plan (trie of blocks)";
+        // One row of kinds per block, flat: no allocation per block.
+        let mut keys: Vec<Kind> = try_with_capacity(what, checked_len::<Kind>(what, nb as u64, d)?)?;
+        for b in 0..nb {
             let (levels, sides) = (table.levels(b), table.sides(b));
-            let kinds: Vec<Kind> = (0..d)
-                .map(|t| match levels[t] {
-                    0 => Kind::Boundary(((sides >> t) & 1) as u8),
-                    l => Kind::Hat(l),
-                })
-                .collect();
-            let level_sum: u32 = kinds.iter().map(|k| k.bits()).sum();
+            let level_sum: u32 = levels.iter().map(|&l| l.saturating_sub(1)).sum();
             if level_sum > 31 {
                 return Err(Error::BlockTooLarge { level_sum });
             }
-            blocks.insert(kinds, table.offset(b));
+            keys.extend((0..d).map(|t| match levels[t] {
+                0 => Kind::Boundary(((sides >> t) & 1) as u8),
+                l => Kind::Hat(l),
+            }));
         }
+        let key = |b: usize| &keys[b * d..(b + 1) * d];
+        // Lexicographic order of the kind vectors is the trie's preorder.
+        let mut order: Vec<usize> = try_with_capacity(what, nb)?;
+        order.extend(0..nb);
+        order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
         let mut kinds: Vec<Vec<Kind>> = vec![Vec::new(); d];
-        for key in blocks.keys() {
-            for (t, k) in key.iter().enumerate() {
+        for b in 0..nb {
+            for (t, k) in key(b).iter().enumerate() {
                 if !kinds[t].contains(k) {
                     kinds[t].push(*k);
                 }
             }
         }
         kinds.iter_mut().for_each(|k| k.sort());
-        let mut nodes = Vec::new();
-        let mut prev: Option<&Vec<Kind>> = None;
-        for (key, &offset) in &blocks {
-            // The first dimension where this block leaves the previous one starts new nodes.
-            let shared = prev.map_or(0, |p| p.iter().zip(key).take_while(|(a, b)| a == b).count());
-            for t in shared..d {
-                let kind = kinds[t].binary_search(&key[t]).expect("kind listed") as u32;
+        // The first dimension where a block leaves the previous one starts its new nodes.
+        let shared = |i: usize| {
+            if i == 0 {
+                0
+            } else {
+                key(order[i - 1]).iter().zip(key(order[i])).take_while(|(a, b)| a == b).count()
+            }
+        };
+        let count: usize = (0..nb).map(|i| d - shared(i)).sum();
+        let mut nodes = try_with_capacity(what, count)?;
+        for (i, &b) in order.iter().enumerate() {
+            for t in shared(i)..d {
+                let kind = kinds[t].binary_search(&key(b)[t]).expect("kind listed") as u32;
                 let leaf = t == d - 1;
                 nodes.push(Node {
                     t: t as u32,
                     kind,
-                    bits: key[t].bits(),
-                    offset: if leaf { offset } else { 0 },
+                    bits: key(b)[t].bits(),
+                    offset: if leaf { table.offset(b) } else { 0 },
                 });
             }
-            prev = Some(key);
         }
-        Ok(Trie { d, kinds, nodes, blocks: blocks.len() })
+        Ok(Trie { d, kinds, nodes, blocks: nb })
     }
 
     /// Ranges of `nodes` that start at nodes of depth at most `depth`, so that each range is a

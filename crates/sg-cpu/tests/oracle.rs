@@ -26,8 +26,8 @@ fn specs(r: &mut TestRng) -> Vec<GridSpec> {
         let c: Vec<u32> = (0..d).map(|_| r.random_range(1..=max_n)).collect();
         out.push(GridSpec::truncated(d, max_n, &c).unwrap());
         if d <= 4 {
-            out.push(GridSpec::regular(d, max_n - 1).unwrap().with_boundary());
-            out.push(GridSpec::truncated(d, max_n - 1, &c).unwrap().with_boundary());
+            out.push(GridSpec::regular(d, max_n - 1).unwrap().with_boundary().unwrap());
+            out.push(GridSpec::truncated(d, max_n - 1, &c).unwrap().with_boundary().unwrap());
         }
     }
     out
@@ -133,7 +133,7 @@ fn specialised_variants_equal_general_path_exactly() {
     for spec in [
         GridSpec::regular(3, 6).unwrap(),
         GridSpec::regular(5, 4).unwrap(),
-        GridSpec::regular(2, 5).unwrap().with_boundary(),
+        GridSpec::regular(2, 5).unwrap().with_boundary().unwrap(),
     ] {
         let d = spec.dim();
         let values = random_values::<f64>(&mut r, spec.len() as usize);
@@ -174,7 +174,7 @@ fn interpolant_reproduces_values_at_grid_points() {
     for spec in [
         GridSpec::regular(3, 5).unwrap(),
         GridSpec::truncated(4, 5, &[2, 5, 3, 1]).unwrap(),
-        GridSpec::regular(2, 4).unwrap().with_boundary(),
+        GridSpec::regular(2, 4).unwrap().with_boundary().unwrap(),
     ] {
         let mut g = Grid::from_fn(spec.clone(), f).unwrap();
         let nodal = g.values().to_vec();

@@ -177,7 +177,10 @@ impl<T: DeviceReal> DeviceGrid<T> {
 }
 
 fn check_len(spec: &GridSpec, ncomp: usize, got: usize) -> Result<()> {
-    let want = (spec.len() as usize).checked_mul(ncomp).filter(|_| ncomp > 0);
+    if ncomp == 0 {
+        return Err(sg_core::SgError::Zero { what: "values per point (components)" }.into());
+    }
+    let want = usize::try_from(spec.len()).ok().and_then(|n| n.checked_mul(ncomp));
     if want != Some(got) {
         return Err(Error::Shape(format!(
             "{got} values for a grid of {} points x {ncomp} components",

@@ -2,6 +2,10 @@
 //! `cuda-kernels/sg/`, run sequentially. They exist so that the host-built tables and the kernels'
 //! index arithmetic are tested against the `sg-core` references on machines without a GPU; each
 //! function names the device function it mirrors.
+//!
+//! Like the kernels, they take their arguments as the launch code has already checked them
+//! (tables built for the grid, value and point slices of the right lengths, a configuration that
+//! passed `validate`); they are test oracles, and panic on arguments that violate this.
 
 use sg_core::Real;
 

@@ -13,6 +13,7 @@ use crate::config::{EvalConfig, MAX_TEMPLATED_DIM};
 use crate::device::{DeviceGrid, DeviceReal};
 use crate::error::{Error, Result};
 use crate::launch;
+use sg_core::alloc::{checked_len, try_with_capacity};
 
 /// Shared memory a block may use without opting in.
 const DEFAULT_SHARED: usize = 48 * 1024;
@@ -22,7 +23,8 @@ pub(crate) fn flatten_points<T: DeviceReal>(d: usize, points: ArrayView2<'_, T>)
     if points.ncols() != d {
         return Err(Error::Shape(format!("points have {} columns, the grid {d} dimensions", points.ncols())));
     }
-    let flat: Vec<T> = points.iter().copied().collect();
+    let mut flat = try_with_capacity("evaluation points (host copy)", points.len())?;
+    flat.extend(points.iter().copied());
     for (row, x) in flat.chunks_exact(d).enumerate() {
         check_point_coords(d, x, row)?;
     }
@@ -63,7 +65,7 @@ impl<T: DeviceReal> DeviceGrid<T> {
             return Ok(Array2::zeros((0, self.ncomp)));
         }
         let dev_points = self.gpu.upload(&flat)?;
-        let mut out = self.gpu.zeros::<T>(m * self.ncomp)?;
+        let mut out = self.gpu.zeros::<T>(checked_len::<T>("evaluation output", m as u64, self.ncomp)?)?;
         self.evaluate_device(&self.gpu, &dev_points, m, &mut out, cfg)?;
         let host = self.gpu.download(&out)?;
         Ok(Array2::from_shape_vec((m, self.ncomp), host).expect("m x ncomp values"))

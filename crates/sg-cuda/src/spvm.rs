@@ -7,6 +7,8 @@ use crate::config::SpvmConfig;
 use crate::device::DeviceReal;
 use crate::error::{Error, Result};
 use crate::launch;
+use sg_core::SgError;
+use sg_core::alloc::{checked_len, try_vec};
 
 /// Row alignment in bytes.
 const ROW_ALIGN: usize = 128;
@@ -25,14 +27,21 @@ impl<T: DeviceReal> DeviceMatrix<T> {
     /// Uploads a row-major `rows x cols` matrix.
     ///
     /// # Errors
-    /// [`Error::Shape`] when `cols == 0` or `a.len()` is not a multiple of `cols`; device errors.
+    /// [`SgError::Zero`] when `cols == 0`, [`SgError::NotMultiple`] when `a.len()` is not a
+    /// multiple of `cols`, [`SgError::Allocation`] when the padded host copy does not fit;
+    /// device errors.
     pub fn upload(gpu: &Gpu, a: &[T], cols: usize) -> Result<Self> {
-        if cols == 0 || !a.len().is_multiple_of(cols) {
-            return Err(Error::Shape(format!("{} values are not rows of {cols} columns", a.len())));
+        if cols == 0 {
+            return Err(SgError::Zero { what: "matrix columns (p)" }.into());
+        }
+        if !a.len().is_multiple_of(cols) {
+            return Err(SgError::NotMultiple { what: "row-major matrix", len: a.len(), row: cols }.into());
         }
         let rows = a.len() / cols;
-        let lda = cols.next_multiple_of(ROW_ALIGN / size_of::<T>());
-        let mut padded = vec![T::zero(); rows.max(1) * lda];
+        let what = "padded matrix (host copy)";
+        let too_big = || SgError::Allocation { what, bytes: u128::MAX };
+        let lda = cols.checked_next_multiple_of(ROW_ALIGN / size_of::<T>()).ok_or_else(too_big)?;
+        let mut padded = try_vec(what, checked_len::<T>(what, rows.max(1) as u64, lda)?, T::zero())?;
         for (r, row) in a.chunks(cols).enumerate() {
             padded[r * lda..][..cols].copy_from_slice(row);
         }
@@ -70,13 +79,23 @@ impl<T: DeviceReal> DeviceMatrix<T> {
     /// As `spvm`, plus [`Error::Config`].
     pub fn spvm_with(&self, x: &[T], ix: &[usize], cfg: &SpvmConfig) -> Result<Vec<T>> {
         if x.len() != ix.len() {
-            return Err(Error::Shape(format!("{} coefficients and {} row indices", x.len(), ix.len())));
+            return Err(SgError::LengthMismatch {
+                what: "spvm row indices (one per entry of x)",
+                expected: x.len(),
+                got: ix.len(),
+            }
+            .into());
         }
         if let Some(&r) = ix.iter().find(|&&r| r >= self.rows) {
-            return Err(Error::Shape(format!("row index {r} of a matrix with {} rows", self.rows)));
+            return Err(SgError::IndexOutOfRange {
+                what: "spvm matrix row",
+                idx: r as u64,
+                len: self.rows as u64,
+            }
+            .into());
         }
         if x.is_empty() {
-            return Ok(vec![T::zero(); self.cols]);
+            return Ok(try_vec("spvm result", self.cols, T::zero())?);
         }
         let rows: Vec<u64> = ix.iter().map(|&r| r as u64).collect();
         let dx = self.gpu.upload(x)?;

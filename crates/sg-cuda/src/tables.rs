@@ -11,9 +11,8 @@
 //! The CPU emulators in [`crate::emulate`] interpret exactly these arrays, so their tests check
 //! the tables without a GPU.
 
-use std::collections::{BTreeMap, HashMap};
-
-use sg_core::GridSpec;
+use sg_core::alloc::{checked_len, try_with_capacity};
+use sg_core::{BlockTable, GridSpec};
 
 use crate::error::{Error, Result};
 
@@ -89,24 +88,34 @@ impl TrieTable {
     ///
     /// # Errors
     /// [`Error::BlockTooLarge`] for a block of 2^32 points or more; [`Error::Shape`] for a grid
-    /// whose offsets do not fit the 56-bit link.
+    /// whose offsets do not fit the 56-bit link; [`SgError::Allocation`](sg_core::SgError::Allocation) when the tables do not
+    /// fit in host memory (sized from the block count before anything is built).
     pub fn new(spec: &GridSpec) -> Result<Self> {
         let d = spec.dim();
-        let table = spec.block_table();
         if spec.len() >= 1 << (64 - LINK_SHIFT) {
             return Err(Error::Shape(format!("{} points do not fit 56-bit trie links", spec.len())));
         }
-        let mut sorted: BTreeMap<Vec<Kind>, u64> = BTreeMap::new();
-        for b in 0..table.len() {
+        let table = spec.block_table()?;
+        let nb = table.len();
+        let what = "evaluation trie (device grid tables)";
+        // One row of kinds per block, flat: no allocation per block.
+        let mut flat: Vec<Kind> = try_with_capacity(what, checked_len::<Kind>(what, nb as u64, d)?)?;
+        for b in 0..nb {
             let (levels, sides) = (table.levels(b), table.sides(b));
             check_block_bits(levels)?;
-            let key = (0..d).map(|t| Kind { level: levels[t], side: ((sides >> t) & 1) as u32 }).collect();
-            sorted.insert(key, table.offset(b));
+            flat.extend((0..d).map(|t| Kind { level: levels[t], side: ((sides >> t) & 1) as u32 }));
         }
-        let keys: Vec<(Vec<Kind>, u64)> = sorted.into_iter().collect();
-        let mut nodes = Vec::new();
-        build_subtrees(&keys, 0, &mut nodes);
-        Ok(TrieTable { d, blocks: keys.len(), nodes })
+        let keys = Keys { flat: &flat, d };
+        let mut order: Vec<usize> = try_with_capacity(what, nb)?;
+        order.extend(0..nb);
+        order.sort_unstable_by(|&a, &b| keys.key(a).cmp(keys.key(b)));
+        // Each block adds one node per dimension from the first one where it leaves its
+        // predecessor in preorder.
+        let count: usize =
+            (0..nb).map(|i| if i == 0 { d } else { d - keys.shared(order[i - 1], order[i]) }).sum();
+        let mut nodes = try_with_capacity(what, count)?;
+        build_subtrees(&keys, &order, &table, 0, &mut nodes);
+        Ok(TrieTable { d, blocks: nb, nodes })
     }
 
     /// Number of dimensions (trie depth).
@@ -130,19 +139,37 @@ impl TrieTable {
     }
 }
 
-/// Appends the subtrees of `keys` (sorted, sharing their first `t` kinds) in preorder.
-fn build_subtrees(keys: &[(Vec<Kind>, u64)], t: usize, nodes: &mut Vec<u64>) {
-    let d = keys.first().map_or(0, |k| k.0.len());
+/// The blocks' kind vectors, one row of `d` per block.
+struct Keys<'a> {
+    flat: &'a [Kind],
+    d: usize,
+}
+
+impl Keys<'_> {
+    fn key(&self, b: usize) -> &[Kind] {
+        &self.flat[b * self.d..(b + 1) * self.d]
+    }
+
+    /// Length of the common prefix of two blocks' kind vectors.
+    fn shared(&self, a: usize, b: usize) -> usize {
+        self.key(a).iter().zip(self.key(b)).take_while(|(x, y)| x == y).count()
+    }
+}
+
+/// Appends the subtrees of the blocks `order` (sorted, sharing their first `t` kinds) in
+/// preorder.
+fn build_subtrees(keys: &Keys<'_>, order: &[usize], table: &BlockTable, t: usize, nodes: &mut Vec<u64>) {
+    let d = keys.d;
     let mut i = 0;
-    while i < keys.len() {
-        let kind = keys[i].0[t];
-        let j = i + keys[i..].iter().take_while(|k| k.0[t] == kind).count();
+    while i < order.len() {
+        let kind = keys.key(order[i])[t];
+        let j = i + order[i..].iter().take_while(|&&b| keys.key(b)[t] == kind).count();
         let at = nodes.len();
         nodes.push(0);
         if t + 1 == d {
-            nodes[at] = node_word(kind, keys[i].1);
+            nodes[at] = node_word(kind, table.offset(order[i]));
         } else {
-            build_subtrees(&keys[i..j], t + 1, nodes);
+            build_subtrees(keys, &order[i..j], table, t + 1, nodes);
             nodes[at] = node_word(kind, nodes.len() as u64);
         }
         i = j;
@@ -184,56 +211,72 @@ impl SweepTable {
     /// `(top, h, s)` are merged until the group holds about that many points.
     ///
     /// # Errors
-    /// [`Error::BlockTooLarge`]; [`Error::Config`] for `group_points == 0`.
+    /// [`Error::BlockTooLarge`]; [`Error::Config`] for `group_points == 0`;
+    /// [`SgError::Allocation`](sg_core::SgError::Allocation) when the tables do not fit in host memory.
     pub fn for_grid(spec: &GridSpec, group_points: u64) -> Result<Vec<SweepTable>> {
         if group_points == 0 {
             return Err(Error::Config("sweep group size 0".into()));
         }
-        let table = spec.block_table();
+        let table = spec.block_table()?;
         for b in 0..table.len() {
             check_block_bits(table.levels(b))?;
         }
-        Ok((0..spec.dim()).map(|t| Self::new(spec, t, group_points)).collect())
+        (0..spec.dim()).map(|t| Self::new(&table, t, group_points)).collect()
     }
 
-    fn new(spec: &GridSpec, t: usize, group_points: u64) -> SweepTable {
-        let d = spec.dim();
-        let table = spec.block_table();
-        let mut by_key: HashMap<(Vec<u32>, u64), Chain> = HashMap::new();
-        for b in 0..table.len() {
-            let (levels, sides) = (table.levels(b), table.sides(b));
-            let mut key = levels.to_vec();
-            key[t] = 0;
+    fn new(table: &BlockTable, t: usize, group_points: u64) -> Result<SweepTable> {
+        let d = table.dim();
+        let what = "hierarchization chains (device grid tables)";
+        let others = |b: usize| {
+            let levels = table.levels(b);
+            (levels[..t].iter().chain(&levels[t + 1..]), table.sides(b) & !(1u64 << t))
+        };
+        // Blocks sorted by (levels and sides without dimension t, level in t): each chain is one
+        // run, without a key allocation per block.
+        let mut order: Vec<usize> = try_with_capacity(what, table.len())?;
+        order.extend(0..table.len());
+        order.sort_unstable_by(|&a, &b| {
+            let ((la, sa), (lb, sb)) = (others(a), others(b));
+            la.cmp(lb).then(sa.cmp(&sb)).then(table.levels(a)[t].cmp(&table.levels(b)[t]))
+        });
+        let same_chain = |a: &usize, b: &usize| {
+            let ((la, sa), (lb, sb)) = (others(*a), others(*b));
+            sa == sb && la.eq(lb)
+        };
+        let mut chains: Vec<Chain> = try_with_capacity(what, order.chunk_by(same_chain).count())?;
+        for run in order.chunk_by(same_chain) {
+            let levels = table.levels(run[0]);
             let bits = |r: std::ops::Range<usize>| levels[r].iter().map(|&l| l.saturating_sub(1)).sum();
-            let chain = by_key.entry((key, sides & !(1u64 << t))).or_insert_with(|| Chain {
-                s: bits(t + 1..d),
-                h: bits(0..t),
-                boundary: [NONE, NONE],
-                offsets: Vec::new(),
-            });
-            let off = table.offset(b);
-            match levels[t] {
-                0 => chain.boundary[((sides >> t) & 1) as usize] = off,
-                l => {
-                    let i = l as usize - 1;
-                    if chain.offsets.len() <= i {
-                        chain.offsets.resize(i + 1, NONE);
+            let mut chain =
+                Chain { s: bits(t + 1..d), h: bits(0..t), boundary: [NONE, NONE], offsets: Vec::new() };
+            for &b in run {
+                let off = table.offset(b);
+                match table.levels(b)[t] {
+                    0 => chain.boundary[((table.sides(b) >> t) & 1) as usize] = off,
+                    l => {
+                        let i = l as usize - 1;
+                        if chain.offsets.len() <= i {
+                            chain.offsets.resize(i + 1, NONE);
+                        }
+                        chain.offsets[i] = off;
                     }
-                    chain.offsets[i] = off;
                 }
             }
+            if chain.top() > 0 {
+                chains.push(chain);
+            }
         }
-        let mut chains: Vec<Chain> = by_key.into_values().filter(|c| c.top() > 0).collect();
         // Equal (top, h, s) next to each other so they can share a group; then a fixed order.
         chains.sort_by_key(|c| (std::cmp::Reverse(c.top()), c.h, c.s, c.offsets[0]));
         let stride = 2 + chains.iter().map(Chain::top).max().unwrap_or(0);
-        let mut rows = Vec::with_capacity(chains.len() * stride as usize);
+        let mut rows =
+            try_with_capacity(what, checked_len::<u64>(what, chains.len() as u64, stride as usize)?)?;
         for c in &chains {
             rows.extend_from_slice(&c.boundary);
             rows.extend_from_slice(&c.offsets);
             rows.resize(rows.len() + (stride - 2 - c.top()) as usize, NONE);
         }
-        SweepTable { stride, chains: rows, groups: make_groups(&chains, group_points) }
+        Ok(SweepTable { stride, chains: rows, groups: make_groups(&chains, group_points) })
     }
 
     /// Number of work groups (thread blocks of one sweep launch).

@@ -61,7 +61,7 @@ fn sweep_groups_do_not_race_and_cover_every_point_once() {
     for spec in specs(&mut g, 8) {
         let group_points = [1u64, 5, 64][g.random_range(0..3)];
         let tables = SweepTable::for_grid(&spec, group_points).unwrap();
-        let table = spec.block_table();
+        let table = spec.block_table().unwrap();
         for (t, sweep) in tables.iter().enumerate() {
             let mut writer: Vec<Option<usize>> = vec![None; spec.len() as usize];
             let mut reads: Vec<HashSet<u64>> = Vec::new();
@@ -124,7 +124,7 @@ fn trie_has_one_leaf_per_block_and_consistent_links() {
         let nodes = trie.nodes();
         assert_eq!(trie.blocks() as u64, spec.num_blocks());
         // Inner links point forward and nest; leaf offsets are the block offsets.
-        let table = spec.block_table();
+        let table = spec.block_table().unwrap();
         let offsets: HashSet<u64> = (0..table.len()).map(|b| table.offset(b)).collect();
         let leaves = emulate_leaf_offsets(nodes, spec.dim());
         assert_eq!(leaves.len(), trie.blocks());
@@ -193,7 +193,7 @@ fn eval_emulation_equals_reference() {
         check_eval::<f64>(&mut g, &spec, 1, m, 1e-12);
         check_eval::<f32>(&mut g, &spec, 1, m, 1e-5);
     }
-    check_eval::<f64>(&mut g, &GridSpec::regular(9, 1).unwrap().with_boundary(), 1, 33, 1e-12);
+    check_eval::<f64>(&mut g, &GridSpec::regular(9, 1).unwrap().with_boundary().unwrap(), 1, 33, 1e-12);
     // The generic kernel's range (d > 16), as the device test runs it (boundary grids have at
     // least 3^d points there: too many for a test).
     check_eval::<f64>(&mut g, &GridSpec::regular(18, 2).unwrap(), 1, 97, 1e-12);
@@ -207,7 +207,7 @@ fn eval_emulation_equals_reference() {
 #[test]
 fn eval_launch_geometry_covers_every_row_once() {
     let mut g = rng("eval_launch_geometry_covers_every_row_once");
-    let spec = GridSpec::truncated(3, 4, &[2, 4, 3]).unwrap().with_boundary();
+    let spec = GridSpec::truncated(3, 4, &[2, 4, 3]).unwrap().with_boundary().unwrap();
     let trie = TrieTable::new(&spec).unwrap();
     let values: Vec<f64> = random_values(&mut g, spec.len() as usize * 2);
     for bs in [32u32, 96, 128] {
@@ -313,4 +313,16 @@ fn spvm_shared_bytes_match_the_kernel_layout() {
         assert_eq!(cfg.shared_bytes::<f32>() as usize, kernel_end::<f32>(bs));
         assert_eq!(cfg.shared_bytes::<f64>() as usize, kernel_end::<f64>(bs));
     }
+}
+
+/// Tables of grids whose block count puts them beyond any host's memory are errors, sized
+/// before anything is built (issue 15: plans on such grids aborted).
+#[test]
+fn huge_tables_are_allocation_errors() {
+    // 2.3e15 blocks of one or two points: small enough for 56-bit links, far too many blocks.
+    let spec = GridSpec::regular(30, 2).unwrap().with_boundary().unwrap();
+    assert_eq!(spec.num_blocks(), 3u64.pow(30) + 30 * 3u64.pow(29));
+    let is_alloc = |e: sg_cuda::Error| matches!(e, sg_cuda::Error::Sg(sg_core::SgError::Allocation { .. }));
+    assert!(is_alloc(TrieTable::new(&spec).unwrap_err()));
+    assert!(is_alloc(SweepTable::for_grid(&spec, 4096).unwrap_err()));
 }

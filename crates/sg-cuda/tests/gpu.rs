@@ -97,7 +97,14 @@ fn gpu_evaluate_matches_reference() {
         check_eval::<f64>(&gpu, &mut g, &spec, 1, m, 1e-12);
         check_eval::<f32>(&gpu, &mut g, &spec, 1, m, 1e-5);
     }
-    check_eval::<f64>(&gpu, &mut g, &GridSpec::regular(10, 2).unwrap().with_boundary(), 1, 97, 1e-12);
+    check_eval::<f64>(
+        &gpu,
+        &mut g,
+        &GridSpec::regular(10, 2).unwrap().with_boundary().unwrap(),
+        1,
+        97,
+        1e-12,
+    );
     // The generic kernel (d > 16). Not with boundary: such grids have at least 3^d points.
     check_eval::<f64>(&gpu, &mut g, &GridSpec::regular(18, 2).unwrap(), 1, 97, 1e-12);
     check_eval::<f32>(&gpu, &mut g, &GridSpec::regular(17, 3).unwrap(), 1, 33, 1e-5);
@@ -151,7 +158,7 @@ fn gpu_evaluate_large_tries_staged_and_from_global() {
 fn gpu_evaluate_stream_vector_grid() {
     let Some(gpu) = gpu_or_skip("gpu_evaluate_stream_vector_grid") else { return };
     let mut g = rng("gpu_evaluate_stream_vector_grid");
-    let spec = GridSpec::truncated(3, 5, &[5, 2, 4]).unwrap().with_boundary();
+    let spec = GridSpec::truncated(3, 5, &[5, 2, 4]).unwrap().with_boundary().unwrap();
     let ncomp = 3;
     let values: Vec<f32> = random_values(&mut g, spec.len() as usize * ncomp);
     let dev = DeviceGrid::from_values(&gpu, spec.clone(), ncomp, &values, SweepConfig::default()).unwrap();

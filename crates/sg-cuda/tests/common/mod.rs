@@ -23,10 +23,10 @@ pub(crate) fn specs(r: &mut TestRng, max_d: usize) -> Vec<GridSpec> {
         let c: Vec<u32> = (0..d).map(|_| r.random_range(1..=max_n)).collect();
         out.push(GridSpec::truncated(d, max_n, &c).unwrap());
         if d <= 5 {
-            out.push(GridSpec::regular(d, max_n - 1).unwrap().with_boundary());
-            out.push(GridSpec::truncated(d, max_n - 1, &c).unwrap().with_boundary());
+            out.push(GridSpec::regular(d, max_n - 1).unwrap().with_boundary().unwrap());
+            out.push(GridSpec::truncated(d, max_n - 1, &c).unwrap().with_boundary().unwrap());
         } else if d <= 8 {
-            out.push(GridSpec::regular(d, 2).unwrap().with_boundary());
+            out.push(GridSpec::regular(d, 2).unwrap().with_boundary().unwrap());
         }
     }
     out
