@@ -111,9 +111,10 @@ fn boundary_section() {
         ((i * 37 + t * 101) % 1024) as f64 / 1023.0
     });
     let regular = GridSpec::regular(3, 6).expect("valid grid");
-    for (name, spec) in
-        [("regular(3, 6)", regular.clone()), ("regular(3, 6).with_boundary()", regular.with_boundary())]
-    {
+    for (name, spec) in [
+        ("regular(3, 6)", regular.clone()),
+        ("regular(3, 6).with_boundary()", regular.with_boundary().expect("valid grid")),
+    ] {
         let points = spec.len();
         let mut grid = Grid::from_fn(spec, f).expect("fits in memory");
         grid.hierarchize().expect("hierarchize");

@@ -23,7 +23,7 @@
 //!
 //! // A sparse grid with boundary points: regular grids alone are zero on the boundary.
 //! let f = |x: &[f64]| x[0] * x[0] + x[1];
-//! let mut grid = Grid::from_fn(GridSpec::regular(2, 7)?.with_boundary(), f)?;
+//! let mut grid = Grid::from_fn(GridSpec::regular(2, 7)?.with_boundary()?, f)?;
 //! grid.hierarchize()?;
 //! assert!((grid.evaluate(&[0.3, 1.0])? - f(&[0.3, 1.0])).abs() < 1e-3);
 //!
@@ -56,6 +56,12 @@ mod book {
     mod architecture {}
     #[doc = include_str!("../docs/src/testing.md")]
     mod testing {}
+    #[doc = include_str!("../docs/src/reliability.md")]
+    mod reliability {}
+    #[doc = include_str!("../docs/src/sg/reliability.md")]
+    mod sg_reliability {}
+    #[doc = include_str!("../docs/src/sched/splitting.md")]
+    mod sched_splitting {}
     #[doc = include_str!("../docs/src/sg/core.md")]
     mod sg_core {}
     #[doc = include_str!("../docs/src/sg/cpu.md")]

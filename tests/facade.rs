@@ -11,7 +11,7 @@ fn specs() -> Vec<GridSpec> {
     vec![
         GridSpec::regular(1, 1).unwrap(),
         GridSpec::regular(2, 5).unwrap(),
-        GridSpec::regular(3, 4).unwrap().with_boundary(),
+        GridSpec::regular(3, 4).unwrap().with_boundary().unwrap(),
         GridSpec::truncated(4, 5, &[2, 5, 1, 3]).unwrap(),
         GridSpec::regular(5, 3).unwrap(),
     ]
@@ -68,7 +68,7 @@ fn fast_paths_equal_the_references_f32() {
 #[test]
 fn vector_grids_equal_the_references() {
     let mut r = rng("vector_grids_equal_the_references");
-    let spec = GridSpec::regular(3, 5).unwrap().with_boundary();
+    let spec = GridSpec::regular(3, 5).unwrap().with_boundary().unwrap();
     let f = |x: &[f64], out: &mut [f64]| {
         out[0] = bump(x);
         out[1] = x[0] * x[1];

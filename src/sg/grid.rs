@@ -178,7 +178,7 @@ impl<T: Real> Grid<T> {
             })
             .collect();
         let approx = approx.as_slice().expect("a fresh Array1 is contiguous");
-        Ok(sg_core::reference::relative_l2_error(approx, &exact))
+        Ok(sg_core::reference::relative_l2_error(approx, &exact)?)
     }
 
     /// A copy of this grid on `gpu`, for the CUDA kernels (`hierarchize`, `evaluate`, ...).
@@ -187,6 +187,15 @@ impl<T: Real> Grid<T> {
     /// Device errors (out of memory, no device), a grid the GPU kernels cannot hold.
     pub fn to_device(&self, gpu: &cuda_kernels::Gpu) -> Result<sg_cuda::DeviceGrid<T>> {
         Ok(sg_cuda::DeviceGrid::upload(gpu, &self.grid)?)
+    }
+
+    /// The grid's points as an `m x d` array, row `i` the coordinates of point `i` in storage
+    /// order (so `values()[i]` belongs to row `i`).
+    ///
+    /// # Errors
+    /// An array too large to allocate.
+    pub fn points(&self) -> Result<ndarray::Array2<T>> {
+        Ok(self.grid.points()?)
     }
 
     /// The plain grid, whose methods run the sequential reference algorithms.

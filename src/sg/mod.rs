@@ -2,7 +2,7 @@
 //!
 //! **Regular grids are zero on the boundary.** [`GridSpec::regular`] holds interior points only,
 //! so its interpolant vanishes on the faces of `[0, 1]^d`: right for functions that do, wrong by
-//! the boundary values for the rest. `GridSpec::regular(d, n)?.with_boundary()` adds the boundary
+//! the boundary values for the rest. `GridSpec::regular(d, n)?.with_boundary()?` adds the boundary
 //! points; use it whenever `f` is not zero on the boundary.
 //!
 //! [`Grid`] and [`VectorGrid`] run the multi-core kernels of `sg-cpu` (plans built once per grid
@@ -13,7 +13,7 @@
 //! ```
 //! use hetkit::sg::{Grid, GridSpec};
 //! let f = |x: &[f64]| (-x.iter().map(|v| (v - 0.5) * (v - 0.5)).sum::<f64>()).exp();
-//! let spec = GridSpec::regular(3, 8)?.with_boundary();
+//! let spec = GridSpec::regular(3, 8)?.with_boundary()?;
 //! let mut grid = Grid::from_fn(spec, f)?;
 //! grid.hierarchize()?;
 //! let points = hetkit::ndarray::array![[0.1, 0.2, 0.3], [0.9, 0.5, 0.0]];

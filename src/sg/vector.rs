@@ -136,6 +136,15 @@ impl<T: Real> VectorGrid<T> {
         Ok(sg_cuda::DeviceGrid::upload_vector(gpu, &self.grid)?)
     }
 
+    /// The grid's points as an `m x d` array, row `i` the coordinates of point `i` in storage
+    /// order (so `values()[i]` belongs to row `i`).
+    ///
+    /// # Errors
+    /// An array too large to allocate.
+    pub fn points(&self) -> Result<ndarray::Array2<T>> {
+        Ok(self.grid.points()?)
+    }
+
     /// The plain grid, whose methods run the sequential reference algorithms.
     pub fn as_reference(&self) -> &sg_core::VectorGrid<T> {
         &self.grid

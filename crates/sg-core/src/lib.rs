@@ -76,8 +76,3 @@ pub use real::Real;
 pub use spec::{GridSpec, MAX_DIM, MAX_LEVEL};
 pub use tables::SubspaceTables;
 pub use vector::VectorGrid;
-
-/// The book's `sg-core` chapter, so that its Rust examples compile and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/src/sg/core.md")]
-pub struct BookChapterCore;

@@ -78,8 +78,3 @@ pub fn evaluate_batch_vector<T: Real>(grid: &VectorGrid<T>, points: ArrayView2<'
     let out = plan.evaluate(grid.values(), s, points)?;
     Ok(Array2::from_shape_vec((points.nrows(), s), out).expect("m x s values"))
 }
-
-/// The book's `sg-cpu` chapter, so that its Rust examples compile and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../docs/src/sg/cpu.md")]
-pub struct BookChapterCpu;
