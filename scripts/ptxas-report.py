@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Resource report of every hetkit kernel for sm_90 (H100), without a GPU.
+
+Each `.cu` file of cuda-kernels/ is compiled the way the runtime compiles it (quoted includes
+inlined, NVRTC with -std=c++17 -lineinfo -DHETKIT_NVRTC=1) to PTX for compute_90, and that PTX is
+assembled by `ptxas -arch=sm_90 -v`. Per kernel the report gives registers, spill stores/loads,
+stack frame, static shared memory and, at the block size (and dynamic shared memory) the host code
+launches it with by default, the resident blocks and warps per SM from the H100 limits: 64K
+registers (4 partitions of 16K, allocated per warp in units of 256), 228 KB shared memory per SM
+(227 KB per block, 1 KB reserved per block), 2048 threads (64 warps) and 32 blocks per SM.
+
+Usage: scripts/ptxas-report.sh [--markdown OUT.md] [--filter SUBSTRING]
+(the shell wrapper installs NVRTC and ptxas from PyPI into target/ptxas-venv).
+"""
+import argparse
+import ctypes
+import glob
+import os
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNELS = os.path.join(ROOT, "cuda-kernels")
+SKIP_DIRS = {"src", "target", "benches", "tests", "examples"}
+OPTIONS = [b"--gpu-architecture=compute_90", b"-std=c++17", b"-lineinfo", b"-DHETKIT_NVRTC=1"]
+
+# H100 (sm_90) per-SM limits.
+REGS_PER_PARTITION = 16384
+PARTITIONS = 4
+REG_UNIT = 256  # registers are allocated per warp in units of 256
+MAX_WARPS = 64
+MAX_BLOCKS = 32
+SHARED_PER_SM = 228 * 1024
+SHARED_PER_BLOCK_MAX = 227 * 1024
+SHARED_RESERVED_PER_BLOCK = 1024
+SHARED_UNIT = 128
+
+# Default launch shapes as the host code states them (threads per block, dynamic shared bytes,
+# where it says so). Patterns are tried in order; the first match wins. `None` threads means the
+# kernel's `.maxntid` (its __launch_bounds__) is the block size. Dynamic shared memory is a
+# function of the launch for the sort and tridiagonal block kernels; the value given is the
+# default configuration's (see the `where` column).
+LAUNCH_DEFAULTS = [
+    # (regex, threads, dynamic shared bytes or a function of the element size, where)
+    (r"^axpy_", 256, 0, "blas.rs: 256 threads"),
+    (r"^scan_scatter_", 256, 0, "scan/gpu.rs: 256 threads"),
+    (r"^scan_", None, 0, "__launch_bounds__(HK_SCAN_THREADS), no dynamic shared"),
+    (r"^sort_(rows|segs)_vt8_", 1024, lambda kb, vb: 1024 * 8 * (kb + vb), "sort/gpu.rs: vt8 plan, 1024 threads x 8 keys staged"),
+    (r"^sort_(rows|segs)_vt1_", 1024, lambda kb, vb: 1024 * (kb + vb), "sort/gpu.rs: vt1 plan, 1024 threads x 1 key staged"),
+    (r"^sort_merge_", 256, 0, "sort/gpu.rs: merge, 256 threads"),
+    (r"^tridiag_(thomas|pivot)_", 128, 0, "tridiagonal/gpu.rs: PER_SYSTEM_THREADS = 128"),
+    (r"^tridiag_tpr_stage2_thread_", 128, 0, "tridiagonal/gpu.rs: PER_SYSTEM_THREADS = 128"),
+    (r"^tridiag_", None, 0, "__launch_bounds__; dynamic shared depends on the system size"),
+    (r"^sg_eval_", 256, 0, "sg-cuda launch.rs: block_size 256, trie not staged"),
+    (r"^sg_spvm_", 256, 0, "sg-cuda launch.rs: 256 threads"),
+    (r"^sg_(de)?hierarchize_", 256, 0, "sg-cuda launch.rs: 256 threads"),
+]
+
+SCALAR_BYTES = {"f32": 4, "f64": 8, "i32": 4, "u32": 4, "i64": 8, "u64": 8}
+
+
+def kernel_files():
+    out = []
+    for dirpath, dirnames, filenames in os.walk(KERNELS):
+        rel = os.path.relpath(dirpath, KERNELS)
+        if rel == ".":
+            dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".")]
+        out += [os.path.join(dirpath, f) for f in filenames if f.endswith(".cu")]
+    return sorted(out)
+
+
+def inline_includes(path, seen):
+    """The file with each quoted #include inlined once per translation unit, like build.rs."""
+    real = os.path.realpath(path)
+    if real in seen:
+        return ""
+    seen.add(real)
+    lines = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            s = line.lstrip()
+            if s.startswith("#pragma once"):
+                continue
+            m = re.match(r'#include\s*"([^"]+)"', s)
+            if m:
+                lines.append(inline_includes(os.path.join(os.path.dirname(path), m.group(1)), seen))
+                continue
+            lines.append(line if line.endswith("\n") else line + "\n")
+    return "".join(lines)
+
+
+class Nvrtc:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        self.lib.nvrtcGetErrorString.restype = ctypes.c_char_p
+
+    def check(self, r, what):
+        if r != 0:
+            raise RuntimeError(f"{what}: {self.lib.nvrtcGetErrorString(r).decode()}")
+
+    def version(self):
+        major, minor = ctypes.c_int(), ctypes.c_int()
+        self.check(self.lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor)), "nvrtcVersion")
+        return f"{major.value}.{minor.value}"
+
+    def compile_ptx(self, source, name):
+        prog = ctypes.c_void_p()
+        self.check(
+            self.lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None, None),
+            "nvrtcCreateProgram",
+        )
+        try:
+            opts = (ctypes.c_char_p * len(OPTIONS))(*OPTIONS)
+            r = self.lib.nvrtcCompileProgram(prog, len(OPTIONS), opts)
+            if r != 0:
+                size = ctypes.c_size_t()
+                self.lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+                log = ctypes.create_string_buffer(size.value)
+                self.lib.nvrtcGetProgramLog(prog, log)
+                raise RuntimeError(f"NVRTC failed on {name}:\n{log.value.decode(errors='replace')}")
+            size = ctypes.c_size_t()
+            self.check(self.lib.nvrtcGetPTXSize(prog, ctypes.byref(size)), "nvrtcGetPTXSize")
+            buf = ctypes.create_string_buffer(size.value)
+            self.check(self.lib.nvrtcGetPTX(prog, buf), "nvrtcGetPTX")
+            return buf.value.decode()
+        finally:
+            self.lib.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+def ptxas_info(ptxas, ptx_path):
+    """Per entry: registers, spills, stack, static shared memory, from `ptxas -v`."""
+    r = subprocess.run([ptxas, "-arch=sm_90", "-v", "-o", os.devnull, ptx_path], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"ptxas failed on {ptx_path}:\n{r.stderr}")
+    info, current = {}, None
+    for line in r.stderr.splitlines():
+        m = re.search(r"Compiling entry function '([^']+)'", line)
+        if m:
+            current = m.group(1)
+            info[current] = {"regs": 0, "stack": 0, "spill_st": 0, "spill_ld": 0, "smem": 0}
+            continue
+        if current is None:
+            continue
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if m:
+            info[current].update(stack=int(m.group(1)), spill_st=int(m.group(2)), spill_ld=int(m.group(3)))
+        m = re.search(r"Used (\d+) registers", line)
+        if m:
+            info[current]["regs"] = int(m.group(1))
+            s = re.search(r"(\d+) bytes smem", line)
+            info[current]["smem"] = int(s.group(1)) if s else 0
+    return info
+
+
+def maxntid(ptx):
+    """Entry name -> the x of `.maxntid` (its __launch_bounds__), when it has one."""
+    out = {}
+    for m in re.finditer(r"\.entry\s+(\w+)\s*\((.*?)\)\s*((?:\.\w+[^{]*?)*)\{", ptx, re.S):
+        t = re.search(r"\.maxntid\s+(\d+)", m.group(3))
+        if t:
+            out[m.group(1)] = int(t.group(1))
+    return out
+
+
+def element_bytes(kernel):
+    """Key and value bytes of a sort kernel from its name's type suffixes."""
+    parts = [p for p in kernel.split("_") if p in SCALAR_BYTES]
+    kb = SCALAR_BYTES[parts[0]] if parts else 4
+    vb = SCALAR_BYTES[parts[1]] if len(parts) > 1 else 0
+    return kb, vb
+
+
+def launch_default(kernel, bounds):
+    for pattern, threads, dyn, where in LAUNCH_DEFAULTS:
+        if re.search(pattern, kernel):
+            if threads is None:
+                threads = bounds
+            if callable(dyn):
+                dyn = dyn(*element_bytes(kernel))
+            return threads, dyn, where
+    return None, 0, "no default known"
+
+
+def occupancy(regs, static_smem, threads, dyn_smem):
+    """Resident blocks and warps per SM on sm_90, and what limits them."""
+    if not threads:
+        return None
+    warps = -(-threads // 32)
+    limits = {"blocks": MAX_BLOCKS, "warps": MAX_WARPS // warps}
+    regs_per_warp = -(-max(regs, 1) * 32 // REG_UNIT) * REG_UNIT
+    limits["registers"] = (PARTITIONS * (REGS_PER_PARTITION // regs_per_warp)) // warps
+    smem = static_smem + dyn_smem
+    if smem > SHARED_PER_BLOCK_MAX:
+        return 0, 0, "shared memory > 227 KB"
+    if smem > 0:
+        per_block = -(-(smem + SHARED_RESERVED_PER_BLOCK) // SHARED_UNIT) * SHARED_UNIT
+        limits["shared"] = SHARED_PER_SM // per_block
+    limiter = min(limits, key=lambda k: limits[k])
+    blocks = limits[limiter]
+    return blocks, blocks * warps, limiter
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nvrtc", required=True)
+    ap.add_argument("--ptxas", required=True)
+    ap.add_argument("--work", required=True, help="folder for the PTX files")
+    ap.add_argument("--markdown", help="also write the tables to this file")
+    ap.add_argument("--filter", default="", help="only .cu files whose path contains this")
+    args = ap.parse_args()
+    nvrtc = Nvrtc(args.nvrtc)
+    os.makedirs(args.work, exist_ok=True)
+    ptxas_version = subprocess.run([args.ptxas, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    out = [
+        f"NVRTC {nvrtc.version()}, ptxas `{ptxas_version}`, sm_90; resident warps per SM of 64 at the default launch.",
+        "",
+    ]
+    modules, spills = [], []
+    for path in kernel_files():
+        name = os.path.relpath(path, KERNELS)[:-3]
+        if args.filter not in name:
+            continue
+        source = inline_includes(path, set())
+        t0 = time.monotonic()
+        ptx = nvrtc.compile_ptx(source, name.replace("/", "_") + ".cu")
+        nvrtc_s = time.monotonic() - t0
+        ptx_path = os.path.join(args.work, name.replace("/", "__") + ".ptx")
+        with open(ptx_path, "w") as f:
+            f.write(ptx)
+        t0 = time.monotonic()
+        info = ptxas_info(args.ptxas, ptx_path)
+        ptxas_s = time.monotonic() - t0
+        bounds = maxntid(ptx)
+        modules.append((name, len(info), len(source), len(ptx), nvrtc_s, ptxas_s))
+        out += [f"### `{name}`", ""]
+        out += ["| kernel | regs | spill st/ld (B) | stack (B) | static smem (B) | block | dyn smem (B) | blocks/SM | warps/SM | limit | launch default from |"]
+        out += ["|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+        for k in sorted(info):
+            i = info[k]
+            threads, dyn, where = launch_default(k, bounds.get(k))
+            occ = occupancy(i["regs"], i["smem"], threads, dyn)
+            blocks, warps, limiter = occ if occ else ("-", "-", "-")
+            spill = f"{i['spill_st']}/{i['spill_ld']}"
+            if i["spill_st"] or i["spill_ld"]:
+                spill = f"**{spill} SPILL**"
+                spills.append((k, i["spill_st"], i["spill_ld"], threads))
+            out.append(
+                f"| `{k}` | {i['regs']} | {spill} | {i['stack']} | {i['smem']} | {threads or '-'} | {dyn} | "
+                f"{blocks} | {warps} | {limiter} | {where} |"
+            )
+        out.append("")
+    summary = [
+        "### Modules: entry points and size",
+        "",
+        "One module is compiled whole on first use; a large one is a candidate for splitting.",
+        "",
+        "| module | entry points | inlined source (B) | PTX (B) | NVRTC (s) | ptxas (s) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, n, src, ptx, t_nvrtc, t_ptxas in sorted(modules, key=lambda m: -m[1]):
+        summary.append(f"| `{name}` | {n} | {src} | {ptx} | {t_nvrtc:.1f} | {t_ptxas:.1f} |")
+    summary.append("")
+    if spills:
+        summary += [f"**{len(spills)} kernels spill** at their default configuration:", ""]
+        summary += [f"- `{k}`: {st} B stores / {ld} B loads per thread (block {t})" for k, st, ld, t in spills]
+    else:
+        summary.append("No kernel spills.")
+    summary.append("")
+    text = "\n".join(out[:2] + summary + out[2:])
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
