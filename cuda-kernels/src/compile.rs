@@ -100,14 +100,15 @@ pub(crate) fn nvrtc_image(
     let fail = |what: &str, e: nvrtc::NvrtcError| {
         NvrtcFailure::Other(Error::Compile { module: name.to_string(), message: format!("{what}: {e:?}") })
     };
-    let (src, label) = match (CString::new(source), CString::new(format!("{}.cu", name.replace(['/', ' '], "_")))) {
-        (Ok(s), Ok(l)) => (s, l),
-        _ => {
-            return Err(NvrtcFailure::Other(Error::Invalid(format!(
-                "source of `{name}` contains a NUL byte"
-            ))));
-        }
-    };
+    let (src, label) =
+        match (CString::new(source), CString::new(format!("{}.cu", name.replace(['/', ' '], "_")))) {
+            (Ok(s), Ok(l)) => (s, l),
+            _ => {
+                return Err(NvrtcFailure::Other(Error::Invalid(format!(
+                    "source of `{name}` contains a NUL byte"
+                ))));
+            }
+        };
     let prog = Program(nvrtc::create_program(&src, Some(&label)).map_err(|e| fail("nvrtcCreateProgram", e))?);
     let opts: Vec<&str> = options.iter().map(String::as_str).collect();
     // SAFETY: `prog` is live; the options are NUL-free strings.
@@ -124,7 +125,9 @@ pub(crate) fn nvrtc_image(
     }
     let mut size = 0usize;
     // SAFETY: `prog` is live and compiled; `size` is a valid out-pointer.
-    unsafe { nvrtc_sys::nvrtcGetCUBINSize(prog.0, &mut size) }.result().map_err(|e| fail("nvrtcGetCUBINSize", e))?;
+    unsafe { nvrtc_sys::nvrtcGetCUBINSize(prog.0, &mut size) }
+        .result()
+        .map_err(|e| fail("nvrtcGetCUBINSize", e))?;
     if size > 0 {
         let mut cubin = vec![0u8; size];
         // SAFETY: `cubin` has the `size` bytes NVRTC asked for.

@@ -209,7 +209,15 @@ mod tests {
     use super::*;
 
     fn key(input: &str) -> CacheKey {
-        CacheKey::new("prefix/sort", "nvrtc-cubin", input.as_bytes(), &["-arch=sm_90".into()], "nvrtc 12.8", (9, 0), 12080)
+        CacheKey::new(
+            "prefix/sort",
+            "nvrtc-cubin",
+            input.as_bytes(),
+            &["-arch=sm_90".into()],
+            "nvrtc 12.8",
+            (9, 0),
+            12080,
+        )
     }
 
     #[test]
@@ -220,7 +228,15 @@ mod tests {
             CacheKey::new("prefix/sortx", "nvrtc-cubin", b"src", &opts, "nvrtc 12.8", (9, 0), 12080),
             CacheKey::new("prefix/sort", "nvrtc-ptx", b"src", &opts, "nvrtc 12.8", (9, 0), 12080),
             CacheKey::new("prefix/sort", "nvrtc-cubin", b"src2", &opts, "nvrtc 12.8", (9, 0), 12080),
-            CacheKey::new("prefix/sort", "nvrtc-cubin", b"src", &["-arch=sm_80".into()], "nvrtc 12.8", (9, 0), 12080),
+            CacheKey::new(
+                "prefix/sort",
+                "nvrtc-cubin",
+                b"src",
+                &["-arch=sm_80".into()],
+                "nvrtc 12.8",
+                (9, 0),
+                12080,
+            ),
             CacheKey::new("prefix/sort", "nvrtc-cubin", b"src", &opts, "nvrtc 12.9", (9, 0), 12080),
             CacheKey::new("prefix/sort", "nvrtc-cubin", b"src", &opts, "nvrtc 12.8", (8, 0), 12080),
             CacheKey::new("prefix/sort", "nvrtc-cubin", b"src", &opts, "nvrtc 12.8", (9, 0), 12090),

@@ -35,6 +35,11 @@ impl Kernel {
         Kernel(Arc::new((func, attrs)))
     }
 
+    /// True when both are the same looked-up kernel (one cache entry).
+    pub fn ptr_eq(a: &Kernel, b: &Kernel) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+
     /// The cudarc function.
     pub fn function(&self) -> &CudaFunction {
         &self.0.0

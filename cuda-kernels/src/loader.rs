@@ -224,8 +224,9 @@ impl DeviceModules {
             let key = self.key(m.name, "nvcc-ptx-jit", ptx.as_bytes(), &[], &format!("nvcc {}", m.ptx_arch));
             let isa = compile::ptx_isa(ptx).unwrap_or("?");
             let made = self.route(&key, || {
-                compile::jit_to_cubin(&self.ctx, ptx.as_bytes())
-                    .map_err(|e| Failure::Skip(format!("nvcc's PTX (ISA {isa}, {}): driver JIT: {e}", m.ptx_arch)))
+                compile::jit_to_cubin(&self.ctx, ptx.as_bytes()).map_err(|e| {
+                    Failure::Skip(format!("nvcc's PTX (ISA {isa}, {}): driver JIT: {e}", m.ptx_arch))
+                })
             });
             match made {
                 Ok((module, cached)) => {
@@ -249,7 +250,13 @@ impl DeviceModules {
     }
 
     /// NVRTC's cubin for the device's architecture, else its PTX through the driver's JIT.
-    fn load_nvrtc(&self, name: &str, source: &str, mut attempts: Vec<String>, start: Instant) -> Result<Module> {
+    fn load_nvrtc(
+        &self,
+        name: &str,
+        source: &str,
+        mut attempts: Vec<String>,
+        start: Instant,
+    ) -> Result<Module> {
         if !nvrtc_present() {
             return Err(Error::NoNvrtc { module: name.to_string() });
         }
@@ -262,11 +269,15 @@ impl DeviceModules {
             Ok((image, true)) => Ok(image),
             // A real architecture gives a cubin; its absence means NVRTC cannot make one here.
             Ok((_, false)) => Err(Failure::Skip(format!("NVRTC's cubin: {nvrtc} made no cubin for {sm}"))),
-            Err(NvrtcFailure::UnknownArch) => Err(Failure::Skip(format!("NVRTC's cubin: {nvrtc} does not know {sm}"))),
+            Err(NvrtcFailure::UnknownArch) => {
+                Err(Failure::Skip(format!("NVRTC's cubin: {nvrtc} does not know {sm}")))
+            }
             Err(NvrtcFailure::Other(e)) => Err(Failure::Fatal(e)),
         });
         match made {
-            Ok((module, cached)) => return Ok(self.module(name, module, CompilePath::Nvrtc, true, cached, start)),
+            Ok((module, cached)) => {
+                return Ok(self.module(name, module, CompilePath::Nvrtc, true, cached, start));
+            }
             Err(Failure::Skip(why)) => attempts.push(why),
             Err(Failure::Fatal(e)) => return Err(e),
         }
@@ -290,8 +301,9 @@ impl DeviceModules {
                     Err(NvrtcFailure::Other(e)) => return Err(Failure::Fatal(e)),
                 };
                 let isa = compile::ptx_isa(&String::from_utf8_lossy(&ptx)).unwrap_or("?").to_string();
-                compile::jit_to_cubin(&self.ctx, &ptx)
-                    .map_err(|e| Failure::Skip(format!("NVRTC's PTX for {arch} (ISA {isa}): driver JIT: {e}")))
+                compile::jit_to_cubin(&self.ctx, &ptx).map_err(|e| {
+                    Failure::Skip(format!("NVRTC's PTX for {arch} (ISA {isa}): driver JIT: {e}"))
+                })
             });
             match made {
                 Ok((module, cached)) => {
@@ -360,9 +372,16 @@ impl DeviceModules {
         from_disk_cache: bool,
         start: Instant,
     ) -> Module {
-        let info = ModuleInfo { path, nvrtc_cubin, from_disk_cache, load_seconds: start.elapsed().as_secs_f64() };
+        let info =
+            ModuleInfo { path, nvrtc_cubin, from_disk_cache, load_seconds: start.elapsed().as_secs_f64() };
         tracing::info!(module = name, ?info, "module loaded");
-        Module { module, info, name: name.to_string(), kernels: RwLock::new(HashMap::new()), limits: self.limits }
+        Module {
+            module,
+            info,
+            name: name.to_string(),
+            kernels: RwLock::new(HashMap::new()),
+            limits: self.limits,
+        }
     }
 }
 
