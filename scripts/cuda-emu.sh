@@ -8,7 +8,9 @@
 #   HETKIT_FORCE_NVRTC=1 scripts/cuda-emu.sh ...          the NVRTC path instead of nvcc's PTX
 # Environment: HETKIT_EMU_SEED (thread interleaving), HETKIT_EMU_CACHE (compiled kernels),
 # HETKIT_EMU_OPT (g++ optimisation of kernels, default -O2), HETKIT_EMU_ASAN=1 (kernels under
-# AddressSanitizer: out-of-bounds accesses stop the test). See scripts/cuda-emu/README.md.
+# AddressSanitizer: out-of-bounds accesses stop the test), HETKIT_EMU_DRIVER_VERSION,
+# HETKIT_EMU_NVRTC_VERSION and HETKIT_EMU_CC (an old driver, a new NVRTC, a new device). See
+# scripts/cuda-emu/README.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 emu=$root/scripts/cuda-emu

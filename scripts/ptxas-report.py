@@ -37,25 +37,54 @@ SHARED_PER_BLOCK_MAX = 227 * 1024
 SHARED_RESERVED_PER_BLOCK = 1024
 SHARED_UNIT = 128
 
-# Default launch shapes as the host code states them (threads per block, dynamic shared bytes,
-# where it says so). Patterns are tried in order; the first match wins. `None` threads means the
-# kernel's `.maxntid` (its __launch_bounds__) is the block size. Dynamic shared memory is a
-# function of the launch for the sort and tridiagonal block kernels; the value given is the
-# default configuration's (see the `where` column).
+# Default launch shapes as the host code states them (crates/prefix-ops and crates/sg-cuda at the
+# time of writing; update with the host code). Each entry: name pattern, and a function of the
+# kernel name giving (threads per block, dynamic shared bytes, where the shape comes from).
+# Shapes that depend on the problem (sort rows, tridiagonal systems) are given for one stated case.
+SHARED_OPTIN = 227 * 1024
+
+
+def sort_vt8(kernel):
+    """The longest row (8192..32768 keys, eight keys per thread) that fits the opt-in shared memory."""
+    per_key = sort_key_bytes(kernel)
+    n = next((n for n in (32768, 16384, 8192) if n * per_key <= SHARED_OPTIN), None)
+    if n is None:
+        return None, 0, "sort/gpu.rs plan_block: no vt8 row fits"
+    return n // 32, n * per_key, f"sort/gpu.rs plan_block: one row of {n} keys"
+
+
+def sort_vt1(kernel):
+    return 1024, 4096 * sort_key_bytes(kernel), "sort/gpu.rs plan_block: one row of 4096 keys"
+
+
+def tridiag_block(kernel):
+    t = scalar_bytes(kernel)
+    eq = 4 * t
+    if kernel.startswith("tridiag_cr_pcr"):
+        return 256, 3 * 512 * eq + 512 * t, "tridiagonal/gpu.rs cr_pcr: m = 512"
+    if kernel.startswith("tridiag_wm"):
+        return 512, 2 * 512 * eq, "tridiagonal/gpu.rs wm: m = 512"
+    if kernel.startswith("tridiag_rr"):
+        return 512, 2 * 512 * 2 * eq, "tridiagonal/gpu.rs rr: m = 512, two buffers"
+    if kernel.startswith("tridiag_tpr_stage2_block"):
+        return 512, 3 * 1024 * eq + 1024 * t, "tridiagonal/gpu.rs tpr: 1024 slices"
+    # TPR stages 1 and 3: one slice of 256 equations per block.
+    return 128, 3 * 256 * eq + 256 * t, "tridiagonal/gpu.rs tpr: slices of 256 (shared approximate)"
+
+
 LAUNCH_DEFAULTS = [
-    # (regex, threads, dynamic shared bytes or a function of the element size, where)
-    (r"^axpy_", 256, 0, "blas.rs: 256 threads"),
-    (r"^scan_scatter_", 256, 0, "scan/gpu.rs: 256 threads"),
-    (r"^scan_", None, 0, "__launch_bounds__(HK_SCAN_THREADS), no dynamic shared"),
-    (r"^sort_(rows|segs)_vt8_", 1024, lambda kb, vb: 1024 * 8 * (kb + vb), "sort/gpu.rs: vt8 plan, 1024 threads x 8 keys staged"),
-    (r"^sort_(rows|segs)_vt1_", 1024, lambda kb, vb: 1024 * (kb + vb), "sort/gpu.rs: vt1 plan, 1024 threads x 1 key staged"),
-    (r"^sort_merge_", 256, 0, "sort/gpu.rs: merge, 256 threads"),
-    (r"^tridiag_(thomas|pivot)_", 128, 0, "tridiagonal/gpu.rs: PER_SYSTEM_THREADS = 128"),
-    (r"^tridiag_tpr_stage2_thread_", 128, 0, "tridiagonal/gpu.rs: PER_SYSTEM_THREADS = 128"),
-    (r"^tridiag_", None, 0, "__launch_bounds__; dynamic shared depends on the system size"),
-    (r"^sg_eval_", 256, 0, "sg-cuda launch.rs: block_size 256, trie not staged"),
-    (r"^sg_spvm_", 256, 0, "sg-cuda launch.rs: 256 threads"),
-    (r"^sg_(de)?hierarchize_", 256, 0, "sg-cuda launch.rs: 256 threads"),
+    (r"^axpy_", lambda k: (256, 0, "blas.rs: 256 threads")),
+    (r"^scan_scatter_", lambda k: (256, 0, "scan/gpu.rs: THREADS = 256")),
+    (r"^scan_", lambda k: (256, 0, "scan/gpu.rs: THREADS = 256 (= HK_SCAN_THREADS)")),
+    (r"^sort_(rows|segs)_vt8_", sort_vt8),
+    (r"^sort_(rows|segs)_vt1_", sort_vt1),
+    (r"^sort_merge_", lambda k: (256, 0, "sort/gpu.rs launch_merge: 256 threads")),
+    (r"^tridiag_(thomas|pivot)_", lambda k: (128, 0, "tridiagonal/gpu.rs: PER_SYSTEM_THREADS = 128")),
+    (r"^tridiag_tpr_stage2_thread_", lambda k: (128, 0, "tridiagonal/gpu.rs: PER_SYSTEM_THREADS = 128")),
+    (r"^tridiag_", tridiag_block),
+    (r"^sg_eval_", lambda k: (128, 0, "sg-cuda EvalConfig: 128 threads (staged trie not counted)")),
+    (r"^sg_spvm_", lambda k: (256, 0, "sg-cuda SpvmConfig: 256 threads")),
+    (r"^sg_(de)?hierarchize_", lambda k: (256, 0, "sg-cuda SweepConfig: 256 threads")),
 ]
 
 SCALAR_BYTES = {"f32": 4, "f64": 8, "i32": 4, "u32": 4, "i64": 8, "u64": 8}
@@ -129,9 +158,9 @@ class Nvrtc:
             self.lib.nvrtcDestroyProgram(ctypes.byref(prog))
 
 
-def ptxas_info(ptxas, ptx_path):
+def ptxas_info(ptxas, ptx_path, cubin_path):
     """Per entry: registers, spills, stack, static shared memory, from `ptxas -v`."""
-    r = subprocess.run([ptxas, "-arch=sm_90", "-v", "-o", os.devnull, ptx_path], capture_output=True, text=True)
+    r = subprocess.run([ptxas, "-arch=sm_90", "-v", "-o", cubin_path, ptx_path], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"ptxas failed on {ptx_path}:\n{r.stderr}")
     info, current = {}, None
@@ -164,23 +193,28 @@ def maxntid(ptx):
     return out
 
 
-def element_bytes(kernel):
-    """Key and value bytes of a sort kernel from its name's type suffixes."""
+def scalar_bytes(kernel):
+    """Bytes of the first scalar type named in the kernel's suffixes (`_f32`, `_u64`, ...)."""
+    parts = [p for p in kernel.split("_") if p in SCALAR_BYTES]
+    return SCALAR_BYTES[parts[0]] if parts else 4
+
+
+def sort_key_bytes(kernel):
+    """Shared bytes per key of a sort block kernel: the key, plus a 4-byte index and the value
+    for key-value kernels (sort/gpu.rs plan_block)."""
     parts = [p for p in kernel.split("_") if p in SCALAR_BYTES]
     kb = SCALAR_BYTES[parts[0]] if parts else 4
-    vb = SCALAR_BYTES[parts[1]] if len(parts) > 1 else 0
-    return kb, vb
+    return kb + (4 + SCALAR_BYTES[parts[1]] if len(parts) > 1 else 0)
 
 
 def launch_default(kernel, bounds):
-    for pattern, threads, dyn, where in LAUNCH_DEFAULTS:
+    for pattern, shape in LAUNCH_DEFAULTS:
         if re.search(pattern, kernel):
-            if threads is None:
-                threads = bounds
-            if callable(dyn):
-                dyn = dyn(*element_bytes(kernel))
+            threads, dyn, where = shape(kernel)
+            if threads and bounds and threads > bounds:
+                where += f" (above its __launch_bounds__({bounds}))"
             return threads, dyn, where
-    return None, 0, "no default known"
+    return bounds, 0, "no default known: its __launch_bounds__" if bounds else "no default known"
 
 
 def occupancy(regs, static_smem, threads, dyn_smem):
@@ -230,10 +264,12 @@ def main():
         with open(ptx_path, "w") as f:
             f.write(ptx)
         t0 = time.monotonic()
-        info = ptxas_info(args.ptxas, ptx_path)
+        cubin_path = ptx_path[:-4] + ".cubin"
+        info = ptxas_info(args.ptxas, ptx_path, cubin_path)
         ptxas_s = time.monotonic() - t0
         bounds = maxntid(ptx)
-        modules.append((name, len(info), len(source), len(ptx), nvrtc_s, ptxas_s))
+        cubin = os.path.getsize(cubin_path)
+        modules.append((name, len(info), len(source), len(ptx), cubin, nvrtc_s, ptxas_s))
         out += [f"### `{name}`", ""]
         out += ["| kernel | regs | spill st/ld (B) | stack (B) | static smem (B) | block | dyn smem (B) | blocks/SM | warps/SM | limit | launch default from |"]
         out += ["|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
@@ -256,11 +292,11 @@ def main():
         "",
         "One module is compiled whole on first use; a large one is a candidate for splitting.",
         "",
-        "| module | entry points | inlined source (B) | PTX (B) | NVRTC (s) | ptxas (s) |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| module | entry points | inlined source (B) | PTX (B) | cubin (B) | NVRTC to PTX (s) | ptxas (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, n, src, ptx, t_nvrtc, t_ptxas in sorted(modules, key=lambda m: -m[1]):
-        summary.append(f"| `{name}` | {n} | {src} | {ptx} | {t_nvrtc:.1f} | {t_ptxas:.1f} |")
+    for name, n, src, ptx, cubin, t_nvrtc, t_ptxas in sorted(modules, key=lambda m: -m[1]):
+        summary.append(f"| `{name}` | {n} | {src} | {ptx} | {cubin} | {t_nvrtc:.1f} | {t_ptxas:.1f} |")
     summary.append("")
     if spills:
         summary += [f"**{len(spills)} kernels spill** at their default configuration:", ""]

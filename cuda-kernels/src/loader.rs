@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Instant;
 
 use cudarc::driver::sys::{CUfunction_attribute as FnAttr, CUresult};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, DriverError};
 use cudarc::nvrtc::Ptx;
 
 use crate::compile::{self, CudaVersion, NvrtcFailure};
@@ -225,7 +225,11 @@ impl DeviceModules {
             let isa = compile::ptx_isa(ptx).unwrap_or("?");
             let made = self.route(&key, || {
                 compile::jit_to_cubin(&self.ctx, ptx.as_bytes()).map_err(|e| {
-                    Failure::Skip(format!("nvcc's PTX (ISA {isa}, {}): driver JIT: {e}", m.ptx_arch))
+                    Failure::Skip(format!(
+                        "nvcc's PTX (ISA {isa}, {}): driver JIT: {}",
+                        m.ptx_arch,
+                        describe(&e)
+                    ))
                 })
             });
             match made {
@@ -302,7 +306,7 @@ impl DeviceModules {
                 };
                 let isa = compile::ptx_isa(&String::from_utf8_lossy(&ptx)).unwrap_or("?").to_string();
                 compile::jit_to_cubin(&self.ctx, &ptx).map_err(|e| {
-                    Failure::Skip(format!("NVRTC's PTX for {arch} (ISA {isa}): driver JIT: {e}"))
+                    Failure::Skip(format!("NVRTC's PTX for {arch} (ISA {isa}): driver JIT: {}", describe(&e)))
                 })
             });
             match made {
@@ -353,10 +357,9 @@ impl DeviceModules {
             }
         }
         let image = make()?;
-        let module = self
-            .ctx
-            .load_module(Ptx::from_binary(with_nul(image.clone())))
-            .map_err(|e| Failure::Skip(format!("{}: loading the image: {e}", key.route())))?;
+        let module = self.ctx.load_module(Ptx::from_binary(with_nul(image.clone()))).map_err(|e| {
+            Failure::Skip(format!("{}: the driver refused it: {}", route_name(key.route()), describe(&e)))
+        })?;
         if let Some(disk) = &self.disk {
             disk.put(key, &image);
         }
@@ -382,6 +385,24 @@ impl DeviceModules {
             kernels: RwLock::new(HashMap::new()),
             limits: self.limits,
         }
+    }
+}
+
+/// A driver error as its name and text, e.g. `CUDA_ERROR_INVALID_IMAGE (device kernel image is invalid)`.
+fn describe(e: &DriverError) -> String {
+    match (e.error_name(), e.error_string()) {
+        (Ok(name), Ok(text)) => format!("{} ({})", name.to_string_lossy(), text.to_string_lossy()),
+        _ => format!("{:?}", e.0),
+    }
+}
+
+/// What a cache route's image is, for error messages.
+fn route_name(route: &str) -> &'static str {
+    match route {
+        "nvcc-ptx-jit" => "the JIT's cubin of nvcc's PTX",
+        "nvrtc-cubin" => "NVRTC's cubin",
+        "nvrtc-ptx-jit" => "the JIT's cubin of NVRTC's PTX",
+        _ => "the image",
     }
 }
 
