@@ -14,7 +14,8 @@ Usage: scripts/ptxas-report.sh [--markdown OUT.md] [--filter SUBSTRING]
 """
 import argparse
 import ctypes
-import glob
+import hashlib
+import json
 import os
 import re
 import subprocess
@@ -60,16 +61,31 @@ def sort_vt1(kernel):
 def tridiag_block(kernel):
     t = scalar_bytes(kernel)
     eq = 4 * t
+    # TPR's default slice: 1024 equations for f32, 512 for f64 (tridiagonal/gpu.rs choose).
+    slice_ = 1024 if t == 4 else 512
     if kernel.startswith("tridiag_cr_pcr"):
-        return 256, 3 * 512 * eq + 512 * t, "tridiagonal/gpu.rs cr_pcr: m = 512"
+        return 512, 3 * 1024 * eq + 1024 * t, "tridiagonal/gpu.rs cr_pcr: m = 1024 (the largest it is chosen for)"
     if kernel.startswith("tridiag_wm"):
-        return 512, 2 * 512 * eq, "tridiagonal/gpu.rs wm: m = 512"
+        return 512, 2 * 512 * eq, "tridiagonal/gpu.rs wm: m = 512 (not a default solver)"
     if kernel.startswith("tridiag_rr"):
-        return 512, 2 * 512 * 2 * eq, "tridiagonal/gpu.rs rr: m = 512, two buffers"
-    if kernel.startswith("tridiag_tpr_stage2_block"):
-        return 512, 3 * 1024 * eq + 1024 * t, "tridiagonal/gpu.rs tpr: 1024 slices"
-    # TPR stages 1 and 3: one slice of 256 equations per block.
-    return 128, 3 * 256 * eq + 256 * t, "tridiagonal/gpu.rs tpr: slices of 256 (shared approximate)"
+        return 512, 2 * 512 * 2 * eq, "tridiagonal/gpu.rs rr: m = 512, two buffers (not a default solver)"
+    if kernel.startswith("tridiag_tpr_stage1"):
+        return slice_ // 2, 2 * slice_ * eq, f"tridiagonal/gpu.rs tpr: default slice {slice_}"
+    if kernel.startswith("tridiag_tpr_stage3"):
+        return slice_ // 2, slice_ * t, f"tridiagonal/gpu.rs tpr: default slice {slice_}"
+    # Stage 2 in one block: 2^20 equations give 1024 (f32) or 2048 (f64) slices.
+    slices = (1 << 20) // slice_
+    return min(1024, slices // 2), 3 * slices * eq + slices * t, f"tridiagonal/gpu.rs tpr: m = 2^20, {slices} slices"
+
+
+def is_default(kernel):
+    """Whether a default configuration launches the kernel (False: only an explicit choice does)."""
+    m = re.match(r"sg_eval_\w+?_d(\d+)_p(\d+)$", kernel)
+    if m:
+        d, p = int(m.group(1)), int(m.group(2))
+        return p == (4 if d <= 4 else 2 if d <= 8 else 1)
+    # Selectable tridiagonal solvers that `choose` never picks.
+    return not re.match(r"tridiag_(rr|wm|pivot)_", kernel)
 
 
 LAUNCH_DEFAULTS = [
@@ -158,13 +174,17 @@ class Nvrtc:
             self.lib.nvrtcDestroyProgram(ctypes.byref(prog))
 
 
-def ptxas_info(ptxas, ptx_path, cubin_path):
-    """Per entry: registers, spills, stack, static shared memory, from `ptxas -v`."""
+def run_ptxas(ptxas, ptx_path, cubin_path):
     r = subprocess.run([ptxas, "-arch=sm_90", "-v", "-o", cubin_path, ptx_path], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"ptxas failed on {ptx_path}:\n{r.stderr}")
+    return r.stderr
+
+
+def ptxas_info(log):
+    """Per entry: registers, spills, stack, static shared memory, from `ptxas -v`'s log."""
     info, current = {}, None
-    for line in r.stderr.splitlines():
+    for line in log.splitlines():
         m = re.search(r"Compiling entry function '([^']+)'", line)
         if m:
             current = m.group(1)
@@ -236,6 +256,39 @@ def occupancy(regs, static_smem, threads, dyn_smem):
     return blocks, blocks * warps, limiter
 
 
+def compile_module(nvrtc, ptxas, work, name, source):
+    """NVRTC and ptxas on one module; the results are kept in `work` by the source's hash and
+    reused while the source, NVRTC and ptxas are unchanged."""
+    stem = os.path.join(work, name.replace("/", "__"))
+    digest = hashlib.sha256((source + nvrtc.version() + ptxas).encode()).hexdigest()
+    try:
+        with open(stem + ".json") as f:
+            saved = json.load(f)
+        if saved["hash"] == digest:
+            return saved
+    except (OSError, ValueError, KeyError):
+        pass
+    t0 = time.monotonic()
+    ptx = nvrtc.compile_ptx(source, name.replace("/", "_") + ".cu")
+    nvrtc_s = time.monotonic() - t0
+    with open(stem + ".ptx", "w") as f:
+        f.write(ptx)
+    t0 = time.monotonic()
+    log = run_ptxas(ptxas, stem + ".ptx", stem + ".cubin")
+    result = {
+        "hash": digest,
+        "nvrtc_s": nvrtc_s,
+        "ptxas_s": time.monotonic() - t0,
+        "ptxas_log": log,
+        "maxntid": maxntid(ptx),
+        "ptx_bytes": len(ptx),
+        "cubin_bytes": os.path.getsize(stem + ".cubin"),
+    }
+    with open(stem + ".json", "w") as f:
+        json.dump(result, f)
+    return result
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--nvrtc", required=True)
@@ -251,25 +304,15 @@ def main():
         f"NVRTC {nvrtc.version()}, ptxas `{ptxas_version}`, sm_90; resident warps per SM of 64 at the default launch.",
         "",
     ]
-    modules, spills = [], []
+    modules, spills, other_spills = [], [], []
     for path in kernel_files():
         name = os.path.relpath(path, KERNELS)[:-3]
         if args.filter not in name:
             continue
         source = inline_includes(path, set())
-        t0 = time.monotonic()
-        ptx = nvrtc.compile_ptx(source, name.replace("/", "_") + ".cu")
-        nvrtc_s = time.monotonic() - t0
-        ptx_path = os.path.join(args.work, name.replace("/", "__") + ".ptx")
-        with open(ptx_path, "w") as f:
-            f.write(ptx)
-        t0 = time.monotonic()
-        cubin_path = ptx_path[:-4] + ".cubin"
-        info = ptxas_info(args.ptxas, ptx_path, cubin_path)
-        ptxas_s = time.monotonic() - t0
-        bounds = maxntid(ptx)
-        cubin = os.path.getsize(cubin_path)
-        modules.append((name, len(info), len(source), len(ptx), cubin, nvrtc_s, ptxas_s))
+        r = compile_module(nvrtc, args.ptxas, args.work, name, source)
+        info, bounds = ptxas_info(r["ptxas_log"]), r["maxntid"]
+        modules.append((name, len(info), len(source), r["ptx_bytes"], r["cubin_bytes"], r["nvrtc_s"], r["ptxas_s"]))
         out += [f"### `{name}`", ""]
         out += ["| kernel | regs | spill st/ld (B) | stack (B) | static smem (B) | block | dyn smem (B) | blocks/SM | warps/SM | limit | launch default from |"]
         out += ["|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
@@ -279,9 +322,10 @@ def main():
             occ = occupancy(i["regs"], i["smem"], threads, dyn)
             blocks, warps, limiter = occ if occ else ("-", "-", "-")
             spill = f"{i['spill_st']}/{i['spill_ld']}"
+            default = is_default(k)
             if i["spill_st"] or i["spill_ld"]:
-                spill = f"**{spill} SPILL**"
-                spills.append((k, i["spill_st"], i["spill_ld"], threads))
+                spill = f"**{spill} SPILL**" if default else f"{spill} spill (not a default)"
+                (spills if default else other_spills).append((k, i["spill_st"], i["spill_ld"], threads))
             out.append(
                 f"| `{k}` | {i['regs']} | {spill} | {i['stack']} | {i['smem']} | {threads or '-'} | {dyn} | "
                 f"{blocks} | {warps} | {limiter} | {where} |"
@@ -299,10 +343,13 @@ def main():
         summary.append(f"| `{name}` | {n} | {src} | {ptx} | {cubin} | {t_nvrtc:.1f} | {t_ptxas:.1f} |")
     summary.append("")
     if spills:
-        summary += [f"**{len(spills)} kernels spill** at their default configuration:", ""]
+        summary += [f"**{len(spills)} kernels spill at a default configuration:**", ""]
         summary += [f"- `{k}`: {st} B stores / {ld} B loads per thread (block {t})" for k, st, ld, t in spills]
     else:
-        summary.append("No kernel spills.")
+        summary.append("No kernel spills at a default configuration.")
+    if other_spills:
+        summary += ["", f"{len(other_spills)} more spill in instantiations no default selects:", ""]
+        summary += [f"- `{k}`: {st} B stores / {ld} B loads per thread" for k, st, ld, t in other_spills]
     summary.append("")
     text = "\n".join(out[:2] + summary + out[2:])
     print(text)

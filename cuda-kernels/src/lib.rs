@@ -38,7 +38,7 @@ pub use gpu::{DeviceProps, Gpu, driver_present};
 pub use kernel::{Kernel, KernelAttributes};
 pub use loader::{Module, ModuleInfo};
 pub use modules::{
-    CompilePath, EmbeddedModule, embedded_modules, nvcc_ptx_embedded, nvrtc_compile_ptx,
+    CompilePath, EmbeddedModule, embedded_modules, nvcc_ptx_embedded, nvrtc_compile_cubin, nvrtc_compile_ptx,
     nvrtc_compile_source, nvrtc_present,
 };
 pub use timing::{GpuTimer, TimingStats};

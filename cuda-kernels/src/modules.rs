@@ -52,6 +52,21 @@ pub fn nvrtc_compile_source(module: &EmbeddedModule, cc: (i32, i32)) -> Result<S
     Ok(ptx.to_src())
 }
 
+/// Compiles CUDA C `source` with NVRTC to a cubin for the real architecture `sm_XY` of `cc`, with
+/// the options the runtime uses; `Ok(None)` when this NVRTC does not know the architecture. Needs
+/// only `libnvrtc` (no driver or device).
+pub fn nvrtc_compile_cubin(name: &str, source: &str, (major, minor): (i32, i32)) -> Result<Option<Vec<u8>>> {
+    if !nvrtc_present() {
+        return Err(Error::NoNvrtc { module: name.to_string() });
+    }
+    let opts = crate::compile::nvrtc_options(&format!("sm_{major}{minor}"));
+    match crate::compile::nvrtc_image(name, source, &opts) {
+        Ok((cubin, true)) => Ok(Some(cubin)),
+        Ok((_, false)) | Err(crate::compile::NvrtcFailure::UnknownArch) => Ok(None),
+        Err(crate::compile::NvrtcFailure::Other(e)) => Err(e),
+    }
+}
+
 /// True when `libnvrtc` can be loaded on this machine.
 pub fn nvrtc_present() -> bool {
     // SAFETY: only probes whether the shared library can be opened.

@@ -258,3 +258,23 @@ fn gpu_modules_from_generated_sources() {
     assert!(matches!(bad, Err(Error::Compile { ref message, .. }) if message.contains("nope")), "{bad:?}");
     assert!(matches!(gpu.module_from_source("nul", "a\0b"), Err(Error::Invalid(_))));
 }
+
+/// NVRTC's cubin for a real architecture (needs only libnvrtc): an ELF image from a real NVRTC,
+/// the emulator's marked library from its stand-in; `None` for an architecture NVRTC does not
+/// know; a source error stays an error.
+#[test]
+fn nvrtc_makes_a_cubin_for_a_real_architecture() {
+    if !cuda_kernels::nvrtc_present() {
+        println!("SKIPPED nvrtc_makes_a_cubin_for_a_real_architecture: no libnvrtc");
+        return;
+    }
+    let axpy = embedded_modules().iter().find(|m| m.name == "blas/axpy").unwrap();
+    let cubin = cuda_kernels::nvrtc_compile_cubin(axpy.name, axpy.source, (9, 0))
+        .unwrap()
+        .expect("NVRTC knows sm_90");
+    let emulated = cubin.starts_with(b"// hetkit-cuda-emu");
+    assert!(emulated || cubin.starts_with(b"\x7fELF"), "neither an ELF cubin nor the emulator's image");
+    assert!(cuda_kernels::nvrtc_compile_cubin("k", axpy.source, (99, 0)).unwrap().is_none());
+    let bad = cuda_kernels::nvrtc_compile_cubin("bad", "extern \"C\" __global__ void k() { nope; }", (9, 0));
+    assert!(matches!(bad, Err(Error::Compile { ref message, .. }) if message.contains("nope")), "{bad:?}");
+}
