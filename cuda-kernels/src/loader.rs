@@ -414,3 +414,63 @@ fn with_nul(mut image: Vec<u8>) -> Vec<u8> {
     }
     image
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh set of module slots for device 0 with its disk cache in `dir`, when the device
+    /// is the emulator (whose version gate the fallback below relies on).
+    fn emulated(dir: &std::path::Path) -> Option<DeviceModules> {
+        if !crate::driver_present() || force_nvrtc() {
+            return None;
+        }
+        let gpu = crate::Gpu::new(0).ok()?;
+        if !gpu.props().name.contains("CUDA emulator") {
+            return None;
+        }
+        Some(DeviceModules {
+            ctx: gpu.context().clone(),
+            cc: gpu.props().compute_capability,
+            driver: compile::driver_version().ok()?,
+            limits: SharedLimits { default: 48 << 10, optin: 227 << 10 },
+            disk: Some(ModuleCache::at(dir)),
+            embedded: Box::new([]),
+            generated: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn axpy_with_ptx(ptx: &'static str) -> EmbeddedModule {
+        let real = embedded_modules().iter().find(|m| m.name == "blas/axpy").unwrap();
+        EmbeddedModule { ptx: Some(ptx), ptx_arch: "compute_80", ..*real }
+    }
+
+    /// nvcc's PTX goes through the driver's JIT into a cubin that the next load reads from disk;
+    /// PTX of an ISA newer than the driver falls back to NVRTC, and the error path would name it.
+    #[test]
+    fn nvcc_ptx_is_jitted_cached_and_falls_back_when_too_new() {
+        let dir = tempfile::tempdir().unwrap();
+        let Some(dev) = emulated(dir.path()) else {
+            println!("SKIPPED nvcc_ptx_is_jitted_cached_and_falls_back_when_too_new: needs the emulator");
+            return;
+        };
+        // PTX as nvcc would embed it; the emulator's NVRTC makes it without compiling every `.cu`
+        // file, as matching real nvcc PTX against the sources would.
+        let axpy = embedded_modules().iter().find(|m| m.name == "blas/axpy").unwrap();
+        let ptx = crate::nvrtc_compile_ptx("blas/axpy", axpy.source, (8, 0)).unwrap().to_src();
+        let ptx: &'static str = Box::leak(ptx.into_boxed_str());
+        let first = dev.load_embedded(&axpy_with_ptx(ptx)).unwrap();
+        assert_eq!(
+            (first.info.path, first.info.nvrtc_cubin, first.info.from_disk_cache),
+            (CompilePath::NvccPtx, false, false)
+        );
+        first.kernel("axpy_f32").unwrap();
+        let second = dev.load_embedded(&axpy_with_ptx(ptx)).unwrap();
+        assert_eq!((second.info.path, second.info.from_disk_cache), (CompilePath::NvccPtx, true));
+
+        let too_new = ".version 9.9\n.target sm_80\n.address_size 64\n.visible .entry axpy_f32(\n)\n";
+        let m = dev.load_embedded(&axpy_with_ptx(too_new)).unwrap();
+        assert_eq!((m.info.path, m.info.nvrtc_cubin), (CompilePath::Nvrtc, true));
+        assert!(dev.nothing_loads("blas/axpy", vec!["x".into()]).to_string().contains("CUDA 12.8"));
+    }
+}
