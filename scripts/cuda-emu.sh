@@ -29,6 +29,9 @@ if [ "${HETKIT_EMU_ASAN:-0}" = 1 ]; then
     export LD_PRELOAD="$(g++ -print-file-name=libasan.so)${LD_PRELOAD:+:$LD_PRELOAD}"
     export ASAN_OPTIONS="detect_leaks=0:detect_stack_use_after_return=0:${ASAN_OPTIONS:-}"
 fi
+# The runtime's module cache gets a folder of its own: the emulator's images name its compiled
+# libraries and mean nothing to a real driver (one would refuse them and recompile).
+export HETKIT_CACHE_DIR="${HETKIT_CACHE_DIR:-$out/module-cache}"
 export HETKIT_EMU_HOME="$emu" HETKIT_EMU_KERNELS="$root/cuda-kernels" HETKIT_REQUIRE_GPU=1
 cd "$root"
 exec cargo test "$@"

@@ -256,6 +256,24 @@ def occupancy(regs, static_smem, threads, dyn_smem):
     return blocks, blocks * warps, limiter
 
 
+PAGE_HEAD = """# Resources per kernel (sm_90)
+
+Made by `scripts/ptxas-report.sh --markdown docs/src/cuda/resources.md`, with no GPU: every `.cu`
+of `cuda-kernels` is compiled as the runtime compiles it (quoted includes inlined; NVRTC with
+`-std=c++17 -lineinfo -DHETKIT_NVRTC=1` for compute_90) and the PTX is assembled by
+`ptxas -arch=sm_90 -v`. Per kernel: registers per thread, spill stores/loads and stack frame per
+thread, static shared memory per block, and at its default launch (block size and dynamic shared
+memory as the host code states them, named in the last column) the resident blocks and warps per
+SM from the H100's limits (65,536 registers in four partitions allocated per warp in units of
+256; 228 KB of shared memory per SM with 1 KB reserved per block; 64 warps; 32 blocks) and which
+of them binds. A spill at a default configuration is in bold; instantiations that no default
+selects (evaluation at points-per-thread other than its default for the dimension, tridiagonal
+solvers `choose` never picks) are marked but not counted. NVRTC and ptxas seconds are wall time on
+a 2-core machine shared with other builds: ratios, not costs.
+
+"""
+
+
 def compile_module(nvrtc, ptxas, work, name, source):
     """NVRTC and ptxas on one module; the results are kept in `work` by the source's hash and
     reused while the source, NVRTC and ptxas are unchanged."""
@@ -355,7 +373,7 @@ def main():
     print(text)
     if args.markdown:
         with open(args.markdown, "w") as f:
-            f.write(text)
+            f.write(PAGE_HEAD + text)
     return 0
 
 
