@@ -22,6 +22,10 @@ fn bench(c: &mut Criterion) {
     group.bench_function("gpu.function (cached)", |b| {
         b.iter(|| gpu.function(black_box("blas/axpy"), black_box("axpy_f32")).unwrap())
     });
+    group.bench_function("gpu.module (cached)", |b| b.iter(|| gpu.module(black_box("blas/axpy")).unwrap()));
+    group.bench_function("module.kernel (cached)", |b| {
+        b.iter(|| module.kernel(black_box("axpy_f32")).unwrap())
+    });
     group.bench_function("driver look-up + attribute query + opt-in (per call before)", |b| {
         b.iter(|| {
             let f = module.cuda_module().load_function(black_box("axpy_f32")).unwrap();
