@@ -253,6 +253,29 @@ fn gpu_second_process_loads_from_the_disk_cache() {
     assert!(entries(&off.path().join("cuda-modules")).is_empty());
 }
 
+/// Four processes compiling the same module into an empty cache at once: each loads it, and one
+/// whole entry is left that a fifth process reads.
+#[test]
+fn gpu_concurrent_processes_share_the_cache() {
+    if gpu_or_skip("gpu_concurrent_processes_share_the_cache").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    let outs: Vec<String> = std::thread::scope(|s| {
+        let kids: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| child("child_load_axpy", &[("HETKIT_CACHE_DIR", root), NVRTC])))
+            .collect();
+        kids.into_iter().map(|k| k.join().unwrap()).collect()
+    });
+    for out in &outs {
+        assert_eq!(field(out, "result"), "ok");
+    }
+    assert_eq!(entries(&dir.path().join("cuda-modules")).len(), 1);
+    let last = child("child_load_axpy", &[("HETKIT_CACHE_DIR", root), NVRTC]);
+    assert_eq!((field(&last, "result"), field(&last, "from_disk_cache")), ("ok", "true"));
+}
+
 /// The emulator's version knobs: a driver one minor release behind NVRTC still loads NVRTC's
 /// cubin; one a major release behind loads nothing, and the error names both versions.
 #[test]
