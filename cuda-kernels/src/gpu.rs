@@ -224,11 +224,11 @@ impl Gpu {
     }
 
     /// Launches `func` with the arguments `push` adds, and reports a launch failure as an error.
-    /// The launch itself takes no lock and queries nothing: look kernels up once
-    /// ([`Gpu::kernel`], [`Gpu::function`]) and keep them. A [`Kernel`] passes here as is (it
-    /// dereferences to the function); [`Kernel::check`] checks a configuration against its limits.
-    /// With `HETKIT_SYNC_LAUNCH=1` (read once per process) it also waits and reports faults of the kernel itself, which
-    /// pins an asynchronous error on the launch that caused it.
+    /// The launch itself takes no lock and queries nothing; [`Gpu::kernel`] and [`Gpu::function`]
+    /// hand out cached kernels, so looking one up per call is cheap. A [`Kernel`] passes here as
+    /// is (it dereferences to the function); [`Kernel::check`] checks a configuration against its
+    /// limits. With `HETKIT_SYNC_LAUNCH=1` (read once per process) it also waits and reports
+    /// faults of the kernel itself, which pins an asynchronous error on the launch that caused it.
     ///
     /// # Safety
     /// The arguments must match the kernel's parameter list in number, order and type, and every
