@@ -8,7 +8,9 @@
 #   HETKIT_FORCE_NVRTC=1 scripts/cuda-emu.sh ...          the NVRTC path instead of nvcc's PTX
 # Environment: HETKIT_EMU_SEED (thread interleaving), HETKIT_EMU_CACHE (compiled kernels),
 # HETKIT_EMU_OPT (g++ optimisation of kernels, default -O2), HETKIT_EMU_ASAN=1 (kernels under
-# AddressSanitizer: out-of-bounds accesses stop the test). See scripts/cuda-emu/README.md.
+# AddressSanitizer: out-of-bounds accesses stop the test), HETKIT_EMU_DRIVER_VERSION,
+# HETKIT_EMU_NVRTC_VERSION and HETKIT_EMU_CC (an old driver, a new NVRTC, a new device). See
+# scripts/cuda-emu/README.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 emu=$root/scripts/cuda-emu
@@ -27,6 +29,9 @@ if [ "${HETKIT_EMU_ASAN:-0}" = 1 ]; then
     export LD_PRELOAD="$(g++ -print-file-name=libasan.so)${LD_PRELOAD:+:$LD_PRELOAD}"
     export ASAN_OPTIONS="detect_leaks=0:detect_stack_use_after_return=0:${ASAN_OPTIONS:-}"
 fi
+# The runtime's module cache gets a folder of its own: the emulator's images name its compiled
+# libraries and mean nothing to a real driver (one would refuse them and recompile).
+export HETKIT_CACHE_DIR="${HETKIT_CACHE_DIR:-$out/module-cache}"
 export HETKIT_EMU_HOME="$emu" HETKIT_EMU_KERNELS="$root/cuda-kernels" HETKIT_REQUIRE_GPU=1
 cd "$root"
 exec cargo test "$@"

@@ -1,6 +1,8 @@
 use cudarc::driver::DriverError;
 use cudarc::nvrtc::CompileError;
 
+use crate::compile::CudaVersion;
+
 /// Everything the CUDA layer can report.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -24,6 +26,32 @@ pub enum Error {
     /// No embedded kernel file has this name.
     #[error("no embedded kernel module named `{0}`")]
     UnknownModule(String),
+    /// The module has no kernel of this name.
+    #[error("module `{module}` has no kernel `{kernel}`")]
+    UnknownKernel {
+        /// The module.
+        module: String,
+        /// The kernel asked for.
+        kernel: String,
+    },
+    /// No image of the module loads: every way of making one was refused, typically because the
+    /// driver is older than the toolkit (nvcc or NVRTC) that made the PTX.
+    #[error(
+        "no image of `{module}` loads on this driver (CUDA {driver}; NVRTC {}): {attempts}. \
+         Update the NVIDIA driver to one for CUDA {} or newer, or use an NVRTC (libnvrtc) no newer than CUDA {driver}",
+        nvrtc.map_or_else(|| "not found".to_string(), |v| v.to_string()),
+        nvrtc.map_or_else(|| "of the toolkit".to_string(), |v| v.to_string())
+    )]
+    NothingLoads {
+        /// The kernel module.
+        module: String,
+        /// The CUDA version the driver supports.
+        driver: CudaVersion,
+        /// The version of the NVRTC found, if any.
+        nvrtc: Option<CudaVersion>,
+        /// What was tried, and why each failed.
+        attempts: String,
+    },
     /// NVRTC rejected a source.
     #[error("NVRTC failed to compile `{module}`: {message}")]
     Compile {

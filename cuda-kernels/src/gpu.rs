@@ -1,14 +1,16 @@
 //! The device handle: context, stream, properties, buffers and launches.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchArgs, LaunchConfig};
 
 use crate::GpuScalar;
 use crate::error::{Error, Result};
-use crate::modules::{self, CompilePath};
+use crate::kernel::Kernel;
+use crate::loader::{self, DeviceModules, Module, ModuleInfo};
+use crate::modules::CompilePath;
 
 /// True when `libcuda` can be loaded on this machine.
 pub fn driver_present() -> bool {
@@ -70,6 +72,7 @@ pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     props: Arc<DeviceProps>,
+    modules: Arc<DeviceModules>,
 }
 
 impl Gpu {
@@ -93,7 +96,13 @@ impl Gpu {
         }
         let stream = ctx.new_stream()?;
         let props = Arc::new(read_props(&ctx)?);
-        Ok(Gpu { ctx, stream, props })
+        let modules = loader::device_modules(
+            &ctx,
+            props.compute_capability,
+            props.shared_per_block,
+            props.shared_per_block_optin,
+        )?;
+        Ok(Gpu { ctx, stream, props, modules })
     }
 
     /// The device's properties.
@@ -113,19 +122,51 @@ impl Gpu {
 
     /// A second handle on the same device with its own stream (for overlapping work).
     pub fn with_new_stream(&self) -> Result<Gpu> {
-        Ok(Gpu { ctx: self.ctx.clone(), stream: self.ctx.new_stream()?, props: self.props.clone() })
+        Ok(Gpu {
+            ctx: self.ctx.clone(),
+            stream: self.ctx.new_stream()?,
+            props: self.props.clone(),
+            modules: self.modules.clone(),
+        })
     }
 
     /// Kernel `function` of the embedded file `module` (e.g. `"blas/axpy"`, `"axpy_f32"`),
-    /// compiled and loaded once per process.
+    /// compiled and loaded once per process and device (and read from the on-disk module cache
+    /// when an earlier process compiled it). A clone of the cached function: no driver call after
+    /// the first.
     pub fn function(&self, module: &str, function: &str) -> Result<CudaFunction> {
-        let (m, _) = modules::load(&self.ctx, self.props.compute_capability, module)?;
-        Ok(m.load_function(function)?)
+        Ok(self.kernel(module, function)?.function().clone())
+    }
+
+    /// Kernel `function` of the embedded file `module` with its attributes (registers, shared
+    /// memory, block limit), looked up once per process and device. Its dynamic shared memory
+    /// limit is already raised to the device's maximum, so callers need not (and should not) set
+    /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` themselves.
+    pub fn kernel(&self, module: &str, function: &str) -> Result<Kernel> {
+        self.modules.embedded(module)?.kernel(function)
+    }
+
+    /// The embedded file `module`, loaded on this device on first use.
+    pub fn module(&self, module: &str) -> Result<Arc<Module>> {
+        self.modules.embedded(module)
+    }
+
+    /// A module compiled with NVRTC from `source` generated at run time (no quoted `#include`s;
+    /// NVRTC gets no include paths), once per process, device and source text, and cached on
+    /// disk like the embedded ones. `label` names it in errors and logs.
+    pub fn module_from_source(&self, label: &str, source: &str) -> Result<Arc<Module>> {
+        self.modules.generated(label, source)
     }
 
     /// How `module` was (or will be) brought onto this device.
     pub fn compile_path(&self, module: &str) -> Result<CompilePath> {
-        Ok(modules::load(&self.ctx, self.props.compute_capability, module)?.1)
+        Ok(self.module_info(module)?.path)
+    }
+
+    /// How `module` was brought onto this device: path, cubin or PTX, from the disk cache or not,
+    /// and the seconds it took (loads it if needed).
+    pub fn module_info(&self, module: &str) -> Result<ModuleInfo> {
+        Ok(self.modules.embedded(module)?.info())
     }
 
     /// A zeroed device buffer of `len` elements (`len == 0` gives an empty buffer).
@@ -183,8 +224,11 @@ impl Gpu {
     }
 
     /// Launches `func` with the arguments `push` adds, and reports a launch failure as an error.
-    /// With `HETKIT_SYNC_LAUNCH=1` it also waits and reports faults of the kernel itself, which
-    /// pins an asynchronous error on the launch that caused it.
+    /// The launch itself takes no lock and queries nothing; [`Gpu::kernel`] and [`Gpu::function`]
+    /// hand out cached kernels, so looking one up per call is cheap. A [`Kernel`] passes here as
+    /// is (it dereferences to the function); [`Kernel::check`] checks a configuration against its
+    /// limits. With `HETKIT_SYNC_LAUNCH=1` (read once per process) it also waits and reports
+    /// faults of the kernel itself, which pins an asynchronous error on the launch that caused it.
     ///
     /// # Safety
     /// The arguments must match the kernel's parameter list in number, order and type, and every
@@ -199,7 +243,7 @@ impl Gpu {
         push(&mut args);
         // SAFETY: the caller guarantees the argument list matches the kernel.
         unsafe { args.launch(cfg) }?;
-        if std::env::var("HETKIT_SYNC_LAUNCH").is_ok_and(|v| v == "1") {
+        if sync_launch() {
             self.stream.synchronize()?;
         }
         Ok(())
@@ -212,6 +256,12 @@ impl Gpu {
         let cap = self.props.sm_count as usize * 32;
         needed.min(cap) as u32
     }
+}
+
+/// `HETKIT_SYNC_LAUNCH=1`, read once: reading the environment takes a process-wide lock.
+fn sync_launch() -> bool {
+    static SYNC: OnceLock<bool> = OnceLock::new();
+    *SYNC.get_or_init(|| std::env::var("HETKIT_SYNC_LAUNCH").is_ok_and(|v| v == "1"))
 }
 
 fn read_props(ctx: &Arc<CudaContext>) -> Result<DeviceProps> {

@@ -3,7 +3,10 @@
 //!
 //! Kernels are embedded at build time, as PTX when `nvcc` was found and always as source, so a
 //! machine with no CUDA toolkit builds the crate and compiles kernels with NVRTC on first use
-//! (once per process and device, for the device's own compute capability).
+//! (a cubin for the device's own architecture where NVRTC knows it, else PTX). Each module is
+//! compiled once per process and device, and the image is kept in an on-disk cache
+//! ([`ModuleCache`]: `HETKIT_CACHE_DIR`, else the user's cache directory;
+//! `HETKIT_NO_MODULE_CACHE=1` turns it off), so later processes load it at once.
 //!
 //! Nothing here panics on a machine without a GPU: [`Gpu::new`] returns [`Error::NoDriver`] when
 //! `libcuda` cannot be loaded and [`Error::NoDevice`] when no device answers.
@@ -18,16 +21,24 @@
 //! ```
 
 mod blas;
+mod compile;
+mod disk_cache;
 mod error;
 mod gpu;
+mod kernel;
+mod loader;
 mod modules;
 mod timing;
 
 pub use blas::{axpy, axpy_cpu};
+pub use compile::{CudaVersion, driver_version, nvrtc_version};
+pub use disk_cache::{CacheKey, ModuleCache};
 pub use error::{Error, Result};
 pub use gpu::{DeviceProps, Gpu, driver_present};
+pub use kernel::{Kernel, KernelAttributes};
+pub use loader::{Module, ModuleInfo};
 pub use modules::{
-    CompilePath, EmbeddedModule, embedded_modules, nvcc_ptx_embedded, nvrtc_compile_ptx,
+    CompilePath, EmbeddedModule, embedded_modules, nvcc_ptx_embedded, nvrtc_compile_cubin, nvrtc_compile_ptx,
     nvrtc_compile_source, nvrtc_present,
 };
 pub use timing::{GpuTimer, TimingStats};

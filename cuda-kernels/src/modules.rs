@@ -1,9 +1,5 @@
-//! The kernel files embedded by `build.rs`, and the per-process cache of loaded modules.
+//! The kernel files embedded by `build.rs`, and NVRTC compiles of sources to PTX.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
-
-use cudarc::driver::{CudaContext, CudaModule};
 use cudarc::nvrtc::sys::nvrtcResult;
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 
@@ -39,65 +35,13 @@ pub fn nvcc_ptx_embedded() -> bool {
 pub enum CompilePath {
     /// PTX compiled by `nvcc` at build time.
     NvccPtx,
-    /// Source compiled by NVRTC at run time for the device's compute capability.
+    /// Source compiled by NVRTC at run time for the device (a cubin for its architecture, or PTX).
     Nvrtc,
 }
 
-type CacheKey = (usize, &'static str);
-type Cache = Mutex<HashMap<CacheKey, (Arc<CudaModule>, CompilePath)>>;
-
-fn cache() -> &'static Cache {
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
 /// `HETKIT_FORCE_NVRTC=1` skips embedded PTX, so one build can test both paths.
-fn force_nvrtc() -> bool {
+pub(crate) fn force_nvrtc() -> bool {
     std::env::var("HETKIT_FORCE_NVRTC").is_ok_and(|v| v == "1")
-}
-
-/// Loads `name` on `ctx` once per process and device.
-pub(crate) fn load(
-    ctx: &Arc<CudaContext>,
-    cc: (i32, i32),
-    name: &str,
-) -> Result<(Arc<CudaModule>, CompilePath)> {
-    let module =
-        EMBEDDED.iter().find(|m| m.name == name).ok_or_else(|| Error::UnknownModule(name.to_string()))?;
-    let key = (ctx.ordinal(), module.name);
-    // The lock is held while compiling so two threads never compile the same module twice.
-    let mut cache = cache().lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(hit) = cache.get(&key) {
-        return Ok(hit.clone());
-    }
-    let loaded = load_uncached(ctx, cc, module)?;
-    cache.insert(key, loaded.clone());
-    Ok(loaded)
-}
-
-fn load_uncached(
-    ctx: &Arc<CudaContext>,
-    cc: (i32, i32),
-    module: &EmbeddedModule,
-) -> Result<(Arc<CudaModule>, CompilePath)> {
-    let mut rejected = None;
-    if let (Some(ptx), false) = (module.ptx, force_nvrtc()) {
-        match ctx.load_module(Ptx::from_src(ptx)) {
-            Ok(m) => return Ok((m, CompilePath::NvccPtx)),
-            // An older driver rejects PTX of a newer ISA: NVRTC (matching the driver) can still help.
-            Err(e) => {
-                tracing::warn!(module = module.name, error = ?e, "embedded PTX rejected, trying NVRTC");
-                rejected = Some(e);
-            }
-        }
-    }
-    // Without NVRTC, the driver's reason for rejecting the PTX says more than "no NVRTC".
-    if let (Some(e), false) = (rejected, nvrtc_present()) {
-        return Err(Error::Driver(e));
-    }
-    let ptx = nvrtc_compile(module, cc)?;
-    let m = ctx.load_module(ptx)?;
-    Ok((m, CompilePath::Nvrtc))
 }
 
 /// Compiles `module`'s embedded source with NVRTC for compute capability `cc` and returns the PTX
@@ -106,6 +50,21 @@ fn load_uncached(
 pub fn nvrtc_compile_source(module: &EmbeddedModule, cc: (i32, i32)) -> Result<String> {
     let ptx = nvrtc_compile(module, cc)?;
     Ok(ptx.to_src())
+}
+
+/// Compiles CUDA C `source` with NVRTC to a cubin for the real architecture `sm_XY` of `cc`, with
+/// the options the runtime uses; `Ok(None)` when this NVRTC does not know the architecture. Needs
+/// only `libnvrtc` (no driver or device).
+pub fn nvrtc_compile_cubin(name: &str, source: &str, (major, minor): (i32, i32)) -> Result<Option<Vec<u8>>> {
+    if !nvrtc_present() {
+        return Err(Error::NoNvrtc { module: name.to_string() });
+    }
+    let opts = crate::compile::nvrtc_options(&format!("sm_{major}{minor}"));
+    match crate::compile::nvrtc_image(name, source, &opts) {
+        Ok((cubin, true)) => Ok(Some(cubin)),
+        Ok((_, false)) | Err(crate::compile::NvrtcFailure::UnknownArch) => Ok(None),
+        Err(crate::compile::NvrtcFailure::Other(e)) => Err(e),
+    }
 }
 
 /// True when `libnvrtc` can be loaded on this machine.
@@ -133,12 +92,7 @@ pub fn nvrtc_compile_ptx(name: &str, source: &str, (major, minor): (i32, i32)) -
     let _span = tracing::info_span!("nvrtc_compile", module = name).entered();
     let compile = |arch: String| {
         let opts = CompileOptions {
-            options: vec![
-                format!("--gpu-architecture={arch}"),
-                "-std=c++17".to_string(),
-                "-lineinfo".to_string(),
-                "-DHETKIT_NVRTC=1".to_string(),
-            ],
+            options: crate::compile::nvrtc_options(&arch),
             name: Some(format!("{}.cu", name.replace(['/', ' '], "_"))),
             ..Default::default()
         };

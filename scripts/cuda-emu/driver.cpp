@@ -56,6 +56,7 @@ enum : int {
     ERR_INVALID_IMAGE = 200,
     ERR_INVALID_CONTEXT = 201,
     ERR_INVALID_PTX = 218,
+    ERR_UNSUPPORTED_PTX_VERSION = 222,
     ERR_INVALID_HANDLE = 400,
     ERR_NOT_FOUND = 500,
     ERR_LAUNCH_OUT_OF_RESOURCES = 701,
@@ -84,6 +85,32 @@ void note(const char* fmt, ...) {
 std::string env_or(const char* name, const std::string& fallback) {
     const char* v = std::getenv(name);
     return v && *v ? std::string(v) : fallback;
+}
+
+// CUDA versions as the driver encodes them (1000 * major + 10 * minor). HETKIT_EMU_DRIVER_VERSION
+// (e.g. 12020) and HETKIT_EMU_NVRTC_VERSION (e.g. 13.0) emulate a driver older than the NVRTC, whose
+// PTX it must then refuse, like a real driver refuses PTX of a newer ISA.
+int emu_driver_version() { return std::atoi(env_or("HETKIT_EMU_DRIVER_VERSION", "12080").c_str()); }
+int emu_nvrtc_version() {
+    std::string v = env_or("HETKIT_EMU_NVRTC_VERSION", "12.8");
+    int major = std::atoi(v.c_str()), minor = 0;
+    std::size_t dot = v.find('.');
+    if (dot != std::string::npos) minor = std::atoi(v.c_str() + dot + 1);
+    return 1000 * major + 10 * minor;
+}
+// The compute capability the device reports, as 10 * major + minor (HETKIT_EMU_CC, default 90): a
+// value above 90 emulates a device newer than the emulated NVRTC knows.
+int emu_cc() { return std::atoi(env_or("HETKIT_EMU_CC", "90").c_str()); }
+// The PTX ISA a CUDA release emits (11.x -> 7.x, 12.x -> 8.x, 13.x -> 9.x; close to the real table).
+std::string isa_of(int cuda) { return std::to_string(cuda / 1000 - 4) + "." + std::to_string(cuda % 1000 / 10); }
+// The CUDA release a PTX ISA needs, the inverse of isa_of; -1 when `text` declares no `.version`.
+int cuda_of_ptx(const std::string& text) {
+    std::size_t at = text.find(".version");
+    if (at == std::string::npos) return -1;
+    int major = std::atoi(text.c_str() + at + 8), minor = 0;
+    std::size_t dot = text.find('.', at + 8);
+    if (dot != std::string::npos && dot < text.find('\n', at)) minor = std::atoi(text.c_str() + dot + 1);
+    return 1000 * (major + 4) + 10 * minor;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -771,11 +798,54 @@ std::map<std::string, Kernel*>& disk_kernels() {
 }
 
 const std::string kModuleMark = "// hetkit-cuda-emu library: ";
+// Second line of our own images: who made it and whether it is PTX or a cubin.
+const std::string kMadeBy = "// made-by: ";
+// First line of the "cubin" the JIT makes from nvcc's PTX (the PTX follows).
+const std::string kJitMark = "// hetkit-cuda-emu cubin of PTX\n";
 
-// A module from the image cuModuleLoadData gets: our own "PTX" (a compiled library), or nvcc's
-// PTX, whose entries are looked up among the compiled .cu files.
+// Our own image's producer version and kind ("ptx" or "cubin").
+void made_by(const std::string& text, int* version, std::string* kind) {
+    std::size_t at = text.find(kMadeBy);
+    *version = 0;
+    kind->clear();
+    if (at == std::string::npos) return;
+    std::istringstream line(text.substr(at + kMadeBy.size(), text.find('\n', at) - at - kMadeBy.size()));
+    line >> *version >> *kind;
+}
+
+// The driver's version gate: PTX must be of an ISA this driver knows; a cubin of a newer major
+// release does not load either (minor-version compatibility covers only the same major release).
+CUresult check_image_version(const std::string& text) {
+    int driver = emu_driver_version();
+    if (text.compare(0, kJitMark.size(), kJitMark) == 0) return OK;
+    if (text.compare(0, kModuleMark.size(), kModuleMark) == 0) {
+        int made;
+        std::string kind;
+        made_by(text, &made, &kind);
+        if (kind == "cubin" && made / 1000 > driver / 1000) {
+            note("cubin made by CUDA %d, driver supports %d", made, driver);
+            return ERR_INVALID_IMAGE;
+        }
+        if (kind != "cubin" && made > driver) {
+            note("PTX made by CUDA %d, driver supports %d", made, driver);
+            return ERR_UNSUPPORTED_PTX_VERSION;
+        }
+        return OK;
+    }
+    int needs = cuda_of_ptx(text);
+    if (needs > driver) {
+        note("PTX ISA needs CUDA %d, driver supports %d", needs, driver);
+        return ERR_UNSUPPORTED_PTX_VERSION;
+    }
+    return OK;
+}
+
+// A module from the image cuModuleLoadData gets: our own "PTX" or "cubin" (a compiled library), or
+// nvcc's PTX (possibly JIT-linked), whose entries are looked up among the compiled .cu files.
 CUresult load_module(const char* image, Module** out) {
     std::string text(image);
+    CUresult gate = check_image_version(text);
+    if (gate != OK) return gate;
     auto m = std::make_unique<Module>();
     if (text.compare(0, kModuleMark.size(), kModuleMark) == 0) {
         std::string so = text.substr(kModuleMark.size(), text.find('\n') - kModuleMark.size());
@@ -802,6 +872,12 @@ CUresult load_module(const char* image, Module** out) {
     *out = m.release();
     return OK;
 }
+
+// The JIT linker: PTX in, "cubin" out. Our own PTX becomes our own cubin (same library); nvcc's
+// PTX is kept behind a mark that says it was compiled by this driver.
+struct LinkState {
+    std::string ptx, cubin;
+};
 
 // ---------------------------------------------------------------------------------------------
 // Memory
@@ -865,6 +941,7 @@ int g_stream_tag, g_pool_tag;
 
 struct NvrtcProgram {
     std::string source, name, log, image;
+    bool real_arch = false;  // compiled for sm_XY: a cubin is available
 };
 
 }  // namespace
@@ -879,7 +956,7 @@ CUresult cuInit(unsigned) {
     if (seed) g_rng = std::strtoull(seed, nullptr, 0) | 1;
     return OK;
 }
-CUresult cuDriverGetVersion(int* v) { *v = 12080; return OK; }
+CUresult cuDriverGetVersion(int* v) { *v = emu_driver_version(); return OK; }
 CUresult cuDeviceGetCount(int* n) { *n = 1; return OK; }
 CUresult cuDeviceGet(int* dev, int ordinal) { if (ordinal != 0) return ERR_INVALID_VALUE; *dev = 0; return OK; }
 CUresult cuDeviceGetName(char* name, int len, int) {
@@ -907,8 +984,8 @@ CUresult cuDeviceGetAttribute(int* v, int attr, int) {
     case 38: *v = 50 << 20; break;                     // L2
     case 39: *v = 2048; break;                         // threads per SM
     case 41: *v = 1; break;                            // unified addressing
-    case 75: *v = 9; break;                            // compute capability
-    case 76: *v = 0; break;
+    case 75: *v = emu_cc() / 10; break;                // compute capability
+    case 76: *v = emu_cc() % 10; break;
     case 81: *v = 228 * 1024; break;                   // shared per SM
     case 82: *v = 65536; break;                        // registers per SM
     case 97: *v = kSharedOptin; break;
@@ -1036,6 +1113,29 @@ CUresult cuFuncSetAttribute(void* f, int attr, int v) {
     return OK;
 }
 CUresult cuFuncSetCacheConfig(void*, int) { return OK; }
+CUresult cuLinkCreate_v2(unsigned, int*, void**, void** state) { *state = new LinkState(); return OK; }
+CUresult cuLinkAddData_v2(void* state, int type, void* data, std::size_t size, const char*, unsigned, int*, void**) {
+    if (type != 1 /* CU_JIT_INPUT_PTX */ || !data) return ERR_NOT_SUPPORTED;
+    std::string text((const char*)data, strnlen((const char*)data, size));
+    CUresult gate = check_image_version(text);
+    if (gate != OK) return gate;
+    static_cast<LinkState*>(state)->ptx += text;
+    return OK;
+}
+CUresult cuLinkComplete(void* state, void** cubin, std::size_t* size) {
+    auto* l = static_cast<LinkState*>(state);
+    if (l->ptx.compare(0, kModuleMark.size(), kModuleMark) == 0) {
+        l->cubin = l->ptx;
+        std::size_t at = l->cubin.find(" ptx\n");
+        if (at != std::string::npos) l->cubin.replace(at, 5, " cubin\n");
+    } else {
+        l->cubin = kJitMark + l->ptx;
+    }
+    *cubin = (void*)l->cubin.c_str();
+    *size = l->cubin.size() + 1;
+    return OK;
+}
+CUresult cuLinkDestroy(void* state) { delete static_cast<LinkState*>(state); return OK; }
 CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned smem, void*, void** params, void** extra) {
     LOCK;
@@ -1062,6 +1162,7 @@ const ErrorText kErrors[] = {
     {ERR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
     {ERR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
     {ERR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {ERR_UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "the provided PTX was compiled with an unsupported toolchain"},
     {ERR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {ERR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {ERR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
@@ -1100,7 +1201,12 @@ const char* nvrtcGetErrorString(nvrtcResult r) {
     default: return "NVRTC_ERROR";
     }
 }
-nvrtcResult nvrtcVersion(int* major, int* minor) { *major = 12; *minor = 8; return NVRTC_OK; }
+nvrtcResult nvrtcVersion(int* major, int* minor) {
+    int v = emu_nvrtc_version();
+    *major = v / 1000;
+    *minor = v % 1000 / 10;
+    return NVRTC_OK;
+}
 nvrtcResult nvrtcCreateProgram(void** prog, const char* src, const char* name, int, const char* const*, const char* const*) {
     if (!prog || !src) return NVRTC_INVALID_INPUT;
     *prog = new NvrtcProgram{src, name ? name : "program", "", ""};
@@ -1114,14 +1220,19 @@ nvrtcResult nvrtcDestroyProgram(void** prog) {
 nvrtcResult nvrtcCompileProgram(void* prog, int n, const char* const* options) {
     auto* p = static_cast<NvrtcProgram*>(prog);
     std::string arch = "sm_90";
+    p->real_arch = false;
     for (int i = 0; i < n; ++i) {
         std::string o = options[i];
+        if (o.find("arch") == std::string::npos) continue;
+        bool real = false;
         std::size_t at = o.find("compute_");
-        if (o.find("arch") != std::string::npos && at != std::string::npos) {
-            int cc = std::atoi(o.c_str() + at + 8);
-            if (cc > 90) return NVRTC_INVALID_OPTION;  // like an NVRTC that predates the device
-            arch = "sm_" + std::to_string(cc);
-        }
+        if (at != std::string::npos) at += 8;
+        else if ((at = o.find("sm_")) != std::string::npos) at += 3, real = true;
+        else continue;
+        int cc = std::atoi(o.c_str() + at);
+        if (cc > 90) return NVRTC_INVALID_OPTION;  // like an NVRTC that predates the device
+        arch = "sm_" + std::to_string(cc);
+        p->real_arch = real;
     }
     std::string so;
     {
@@ -1130,11 +1241,32 @@ nvrtcResult nvrtcCompileProgram(void* prog, int n, const char* const* options) {
         if (so.empty()) return NVRTC_COMPILATION;
         auto* table = load_library(so);
         if (!table) return NVRTC_COMPILATION;
+        int made = emu_nvrtc_version();
         std::ostringstream img;
-        img << kModuleMark << so << "\n.version 8.0\n.target " << arch << "\n.address_size 64\n";
+        img << kModuleMark << so << "\n" << kMadeBy << made << " ptx\n.version " << isa_of(made) << "\n.target "
+            << arch << "\n.address_size 64\n";
         for (auto& kv : *table) img << ".visible .entry " << kv.first << "(\n)\n";
         p->image = img.str();
     }
+    return NVRTC_OK;
+}
+// A cubin only for a real architecture (size 0 otherwise, as NVRTC does): our image marked "cubin".
+std::string nvrtc_cubin(const NvrtcProgram* p) {
+    if (!p->real_arch) return "";
+    std::string c = p->image;
+    std::size_t at = c.find(" ptx\n");
+    if (at != std::string::npos) c.replace(at, 5, " cubin\n");
+    return c;
+}
+nvrtcResult nvrtcGetCUBINSize(void* prog, std::size_t* n) {
+    std::string c = nvrtc_cubin(static_cast<NvrtcProgram*>(prog));
+    *n = c.empty() ? 0 : c.size() + 1;
+    return NVRTC_OK;
+}
+nvrtcResult nvrtcGetCUBIN(void* prog, char* out) {
+    std::string c = nvrtc_cubin(static_cast<NvrtcProgram*>(prog));
+    if (c.empty()) return NVRTC_INVALID_INPUT;
+    std::memcpy(out, c.c_str(), c.size() + 1);
     return NVRTC_OK;
 }
 nvrtcResult nvrtcGetPTXSize(void* prog, std::size_t* n) { *n = static_cast<NvrtcProgram*>(prog)->image.size() + 1; return NVRTC_OK; }

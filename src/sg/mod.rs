@@ -8,7 +8,7 @@
 //! [`Grid`] and [`VectorGrid`] run the multi-core kernels of `sg-cpu` (plans built once per grid
 //! and shared by its clones); [`Grid::to_device`] puts a grid on a GPU for the CUDA kernels. The
 //! sequential reference algorithms every fast path is tested against stay reachable in
-//! [`reference`].
+//! [`reference`](mod@reference).
 //!
 //! ```
 //! use hetkit::sg::{Grid, GridSpec};
