@@ -2,17 +2,61 @@
 //! full-neighbourhood search, hill climbing with input reduction. All restart from a random
 //! point when they converge, so the whole budget is used.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
+
+use rand::Rng;
 
 use super::{Strategy, cost};
 use crate::tune::search::{Search, Stop};
-use crate::tune::space::{Point, adjacent};
+use crate::tune::space::Point;
 
 /// A random valid starting point and its cost.
 fn start(s: &mut Search<'_>) -> Result<(Point, f64), Stop> {
     let p = s.sample()?;
     let t = cost(s.eval(&p)?);
     Ok((p, t))
+}
+
+/// A best-improvement climb that may also cross plateaus: with no better neighbour it moves
+/// to a random equally good one it has not stood on, at most `sideways` times in a row.
+struct Climb {
+    cur: Point,
+    t_cur: f64,
+    visited: HashSet<Point>,
+    sideways: usize,
+    left: usize,
+}
+
+impl Climb {
+    fn new(cur: Point, t_cur: f64, sideways: usize) -> Self {
+        let visited = HashSet::from([cur.clone()]);
+        Climb { cur, t_cur, visited, sideways, left: sideways }
+    }
+
+    /// Moves to the best of `nbs` (or sideways); false at a local optimum.
+    fn advance(&mut self, s: &mut Search<'_>, nbs: Vec<(Point, f64)>) -> bool {
+        let best = nbs.iter().filter(|n| n.1 < self.t_cur).min_by(|a, b| a.1.total_cmp(&b.1)).cloned();
+        let next = match best {
+            Some(n) => {
+                self.left = self.sideways;
+                n
+            }
+            None => {
+                let equal: Vec<&(Point, f64)> = nbs
+                    .iter()
+                    .filter(|n| n.1 == self.t_cur && n.1.is_finite() && !self.visited.contains(&n.0))
+                    .collect();
+                if self.left == 0 || equal.is_empty() {
+                    return false;
+                }
+                self.left -= 1;
+                equal[s.rng().random_range(0..equal.len())].clone()
+            }
+        };
+        self.visited.insert(next.0.clone());
+        (self.cur, self.t_cur) = next;
+        true
+    }
 }
 
 /// One parameter at a time, all its values with the others fixed; move to the best; sweep the
@@ -50,9 +94,31 @@ impl Strategy for LineSearch {
 }
 
 /// Best-improvement moves to the adjacent values (one parameter one step up or down) until no
-/// neighbour is better (AutoTuneTMP's neighbourhood search).
+/// neighbour is better (AutoTuneTMP's neighbourhood search). A step skips over invalid and
+/// failed configurations to the nearest usable value in that direction, so a failing
+/// neighbour does not wall the search in; with no better neighbour it crosses a plateau by up
+/// to `2d` sideways moves to equally good, unvisited neighbours.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Neighbourhood;
+
+impl Neighbourhood {
+    /// The nearest valid, non-failing point from `p` along parameter `k` in direction `dir`.
+    fn step(s: &mut Search<'_>, p: &[u32], k: usize, dir: i64) -> Result<Option<(Point, f64)>, Stop> {
+        let r = i64::from(s.domain().radices()[k]);
+        let mut v = i64::from(p[k]) + dir;
+        while (0..r).contains(&v) {
+            let mut q = p.to_vec();
+            q[k] = v as u32;
+            v += dir;
+            if s.domain().is_valid(&q) {
+                if let Some(t) = s.eval(&q)? {
+                    return Ok(Some((q, t)));
+                }
+            }
+        }
+        Ok(None)
+    }
+}
 
 impl Strategy for Neighbourhood {
     fn name(&self) -> &'static str {
@@ -60,19 +126,19 @@ impl Strategy for Neighbourhood {
     }
 
     fn search(&mut self, s: &mut Search<'_>) -> Result<(), Stop> {
+        let d = s.domain().radices().len();
         loop {
-            let (mut cur, mut t_cur) = start(s)?;
+            let (cur, t_cur) = start(s)?;
+            let mut climb = Climb::new(cur, t_cur, 2 * d);
             loop {
-                let mut next = None;
-                for q in adjacent(s.domain(), &cur) {
-                    let t = cost(s.eval(&q)?);
-                    if t < next.as_ref().map_or(t_cur, |(_, b)| *b) {
-                        next = Some((q, t));
+                let mut nbs = Vec::new();
+                for k in 0..d {
+                    for dir in [-1, 1] {
+                        nbs.extend(Self::step(s, &climb.cur, k, dir)?);
                     }
                 }
-                match next {
-                    Some((q, t)) => (cur, t_cur) = (q, t),
-                    None => break,
+                if !climb.advance(s, nbs) {
+                    break;
                 }
             }
         }
@@ -81,6 +147,7 @@ impl Strategy for Neighbourhood {
 
 /// Best-improvement moves over the full neighbourhood: every combination of {down, stay, up}
 /// in every parameter (up to 3^d - 1 points; AutoTuneTMP's full neighbourhood search).
+/// Like [`Neighbourhood`] it crosses plateaus by up to `2d` sideways moves.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FullNeighbourhood;
 
@@ -124,19 +191,18 @@ impl Strategy for FullNeighbourhood {
     }
 
     fn search(&mut self, s: &mut Search<'_>) -> Result<(), Stop> {
+        let d = s.domain().radices().len();
         loop {
-            let (mut cur, mut t_cur) = start(s)?;
+            let (cur, t_cur) = start(s)?;
+            let mut climb = Climb::new(cur, t_cur, 2 * d);
             loop {
-                let mut next = None;
-                for q in Self::neighbours(s, &cur) {
+                let mut nbs = Vec::new();
+                for q in Self::neighbours(s, &climb.cur) {
                     let t = cost(s.eval(&q)?);
-                    if t < next.as_ref().map_or(t_cur, |(_, b)| *b) {
-                        next = Some((q, t));
-                    }
+                    nbs.push((q, t));
                 }
-                match next {
-                    Some((q, t)) => (cur, t_cur) = (q, t),
-                    None => break,
+                if !climb.advance(s, nbs) {
+                    break;
                 }
             }
         }

@@ -8,6 +8,7 @@
 mod anneal;
 mod exhaustive;
 mod genetic;
+mod hybrid;
 mod ils;
 mod local;
 mod tpe;
@@ -15,6 +16,7 @@ mod tpe;
 pub use anneal::SimulatedAnnealing;
 pub use exhaustive::{BruteForce, MonteCarlo, RandomSampling};
 pub use genetic::Genetic;
+pub use hybrid::Hybrid;
 pub use ils::IteratedLocalSearch;
 pub use local::{FullNeighbourhood, HillClimbing, LineSearch, Neighbourhood};
 pub use tpe::Tpe;
@@ -44,11 +46,12 @@ pub const NAMES: &[&str] = &[
     "genetic",
     "tpe",
     "ils",
+    "hybrid",
 ];
 
 /// The default strategy's name, chosen by replay on recorded GPU and CPU landscapes (see the
 /// book, "Autotuning").
-pub const DEFAULT: &str = "ils";
+pub const DEFAULT: &str = "hybrid";
 
 /// A strategy with its default settings, by name.
 pub fn by_name(name: &str) -> Result<Box<dyn Strategy>> {
@@ -64,6 +67,7 @@ pub fn by_name(name: &str) -> Result<Box<dyn Strategy>> {
         "genetic" => Box::new(Genetic::default()),
         "tpe" => Box::new(Tpe::default()),
         "ils" => Box::new(IteratedLocalSearch::default()),
+        "hybrid" => Box::new(Hybrid::default()),
         other => return Err(TuneError::UnknownStrategy(other.to_owned())),
     })
 }

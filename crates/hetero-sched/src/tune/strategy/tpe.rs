@@ -30,12 +30,12 @@ impl Default for Tpe {
 }
 
 /// Per-parameter smoothed histograms.
-struct Model {
+pub(super) struct Model {
     dens: Vec<Vec<f64>>,
 }
 
 impl Model {
-    fn fit(radices: &[u32], obs: &[&Point], spread: f64) -> Model {
+    pub(super) fn fit(radices: &[u32], obs: &[&Point], spread: f64) -> Model {
         let dens = radices
             .iter()
             .enumerate()
@@ -60,7 +60,7 @@ impl Model {
         Model { dens }
     }
 
-    fn draw(&self, s: &mut Search<'_>) -> Point {
+    pub(super) fn draw(&self, s: &mut Search<'_>) -> Point {
         self.dens
             .iter()
             .map(|h| {
@@ -76,7 +76,7 @@ impl Model {
             .collect()
     }
 
-    fn log_density(&self, p: &[u32]) -> f64 {
+    pub(super) fn log_density(&self, p: &[u32]) -> f64 {
         self.dens.iter().zip(p).map(|(h, &v)| h[v as usize].ln()).sum()
     }
 }
