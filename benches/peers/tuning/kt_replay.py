@@ -60,12 +60,14 @@ def main():
 
     tmp = tempfile.mkdtemp()
     cachefile = os.path.join(tmp, "cache.json")
-    plain = dict(data)
+    # Kernel Tuner reads a file as closed only if `cache` is its last field.
+    plain = {k: v for k, v in data.items() if k != "cache"}
     plain.setdefault("device_name", "device")
     plain.setdefault("kernel_name", "kernel")
     plain.setdefault("objective", "time")
-    # Kernel Tuner checks problem_size against the call's; pass the file's own.
-    problem = plain.get("problem_size", 1)
+    # Kernel Tuner checks problem_size against the call's; simulation does not use it.
+    plain["problem_size"] = 1
+    plain["cache"] = cache
     with open(cachefile, "w") as f:
         json.dump(plain, f)
 
@@ -76,7 +78,7 @@ def main():
                 random.seed(a.seed + r)
                 np.random.seed(a.seed + r)
                 results, _ = kernel_tuner.tune_kernel(
-                    plain["kernel_name"], "__global__ void k() {}", problem if isinstance(problem, (int, list)) else 1,
+                    plain["kernel_name"], "__global__ void k() {}", 1,
                     [], tune_params, restrictions=restrict, strategy=strat,
                     strategy_options={"max_fevals": budget}, cache=cachefile, simulation_mode=True,
                     verbose=False, quiet=True, objective="time",

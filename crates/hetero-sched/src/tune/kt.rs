@@ -153,10 +153,25 @@ impl KtFile {
         Json::Object(top)
     }
 
-    /// Writes the file (pretty JSON; gzip when the name ends in `.gz`), atomically.
+    /// The file as text: pretty JSON with `cache` as the last field, which Kernel Tuner needs
+    /// (it treats a file not ending in the cache's closing braces as still open).
+    pub fn to_text(&self) -> String {
+        let Json::Object(mut top) = self.to_json() else { unreachable!("to_json builds an object") };
+        let cache = top.remove("cache").unwrap_or(Json::Object(Map::new()));
+        let field = |k: &str, v: &Json| {
+            let body =
+                serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into()).replace('\n', "\n  ");
+            format!("  {}: {body}", Json::from(k))
+        };
+        let mut parts: Vec<String> = top.iter().map(|(k, v)| field(k, v)).collect();
+        parts.push(field("cache", &cache));
+        format!("{{\n{}\n}}\n", parts.join(",\n"))
+    }
+
+    /// Writes the file (gzip when the name ends in `.gz`), atomically.
     pub fn write(&self, path: &Path) -> Result<()> {
         let io = |source| TuneError::Io { path: path.to_owned(), source };
-        let text = serde_json::to_string_pretty(&self.to_json()).map_err(|e| bad(path, e.to_string()))?;
+        let text = self.to_text();
         let bytes = if path.extension().is_some_and(|e| e == "gz") {
             use std::io::Write;
             let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -311,5 +326,8 @@ mod tests {
             assert_eq!(a, b);
             assert_eq!(g.device_name, "Dev");
         }
+        // Kernel Tuner's test for a closed file: the text ends with the cache's closing braces.
+        assert!(f.to_text().trim_end().ends_with("}\n}"));
+        assert!(f.to_text().trim_end().rfind("\"cache\"") > f.to_text().rfind("\"tune_params\""));
     }
 }
