@@ -231,10 +231,10 @@ impl<'a> Search<'a> {
         let outcome = self.objective.evaluate(p);
         self.evaluations += 1;
         let t = outcome.time();
-        if let Some(t) = t {
-            if self.best.as_ref().is_none_or(|(_, b)| t < *b) {
-                self.best = Some((p.to_vec(), t));
-            }
+        if let Some(t) = t
+            && self.best.as_ref().is_none_or(|(_, b)| t < *b)
+        {
+            self.best = Some((p.to_vec(), t));
         }
         self.memo.insert(p.to_vec(), outcome.clone());
         self.history.push(Record { point: p.to_vec(), outcome, reduced: false });

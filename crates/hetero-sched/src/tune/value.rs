@@ -103,6 +103,10 @@ impl Value {
         }
     }
 
+    fn zero_normalised(f: f64) -> f64 {
+        if f == 0.0 { 0.0 } else { f }
+    }
+
     fn float_key(f: f64) -> u64 {
         if f == 0.0 { 0 } else { f.to_bits() }
     }
@@ -127,7 +131,7 @@ impl Ord for Value {
         match (self, other) {
             (Value::Int(a), Value::Int(b)) => a.cmp(b),
             (Value::Float(a), Value::Float(b)) => {
-                a.total_cmp(b).then_with(|| Value::float_key(*a).cmp(&Value::float_key(*b)))
+                Value::zero_normalised(*a).total_cmp(&Value::zero_normalised(*b))
             }
             (Value::Str(a), Value::Str(b)) => a.cmp(b),
             (Value::Bool(a), Value::Bool(b)) => a.cmp(b),

@@ -110,10 +110,10 @@ impl Neighbourhood {
             let mut q = p.to_vec();
             q[k] = v as u32;
             v += dir;
-            if s.domain().is_valid(&q) {
-                if let Some(t) = s.eval(&q)? {
-                    return Ok(Some((q, t)));
-                }
+            if s.domain().is_valid(&q)
+                && let Some(t) = s.eval(&q)?
+            {
+                return Ok(Some((q, t)));
             }
         }
         Ok(None)
