@@ -8,7 +8,7 @@ use std::hash::{Hash, Hasher};
 /// One value of a tuning parameter.
 ///
 /// Floats compare and hash by their bit pattern (after mapping `-0.0` to `0.0`), so a
-/// configuration holding a float is still a valid map key. [`Value::to_string`] formats like
+/// configuration holding a float is still a valid map key. Its `Display` formats like
 /// Python's `str()`, which is how Kernel Tuner joins values into its cache keys.
 #[derive(Debug, Clone)]
 pub enum Value {
