@@ -37,16 +37,18 @@ fi
 one() {
     local f=$1 name
     name=$(basename "$f" .json.gz)
-    if [ "${REUSE:-0}" = 1 ] && [ -s "$OUT/$name.hetkit.jsonl" ] && [ -s "$OUT/$name.kt.jsonl" ]; then
-        return
-    fi
+    local reuse=${REUSE:-0}
     local budgets=${BUDGETS//,/ }
     local bargs=""
     for b in $budgets; do bargs="$bargs --budget $b"; done
-    "$ROOT/target/release/hetkit" tune compare "$f" $bargs --runs "$RUNS" --strategies "$HETKIT_STRATEGIES" --json \
-        > "$OUT/$name.hetkit.jsonl"
-    "$VENV/bin/python" "$HERE/kt_replay.py" "$f" --strategies "$KT_STRATEGIES" --budgets "$BUDGETS" --runs "$RUNS" \
-        > "$OUT/$name.kt.jsonl"
+    if [ "$reuse" != 1 ] || [ ! -s "$OUT/$name.hetkit.jsonl" ]; then
+        "$ROOT/target/release/hetkit" tune compare "$f" $bargs --runs "$RUNS" --strategies "$HETKIT_STRATEGIES" --json \
+            > "$OUT/$name.hetkit.jsonl"
+    fi
+    if [ "$reuse" != 1 ] || [ ! -s "$OUT/$name.kt.jsonl" ]; then
+        "$VENV/bin/python" "$HERE/kt_replay.py" "$f" --strategies "$KT_STRATEGIES" --budgets "$BUDGETS" --runs "$RUNS" \
+            > "$OUT/$name.kt.jsonl"
+    fi
     echo "done: $name" >&2
 }
 export -f one

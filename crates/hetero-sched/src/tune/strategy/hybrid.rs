@@ -17,8 +17,8 @@ use crate::tune::space::Point;
 ///
 /// A climb sweeps the parameters in random order; per parameter it walks up and down from the
 /// current value while the times keep improving (the sparse-grid thesis's rule with a window of
-/// `window` measurements) and moves to the best value seen; it ends when a sweep improves
-/// nothing. Chosen as the default by replay over GPU and CPU landscapes (see the book).
+/// `window` measurements) and moves to the best value seen; in its first sweep it also tries
+/// both ends of each parameter's range (`edges`); it ends when a sweep improves nothing. Chosen as the default by replay over GPU and CPU landscapes (see the book).
 #[derive(Debug, Clone, Copy)]
 pub struct Hybrid {
     /// Random evaluations before the first climb.
@@ -31,11 +31,13 @@ pub struct Hybrid {
     pub candidates: usize,
     /// Model-proposed evaluations between climbs.
     pub model_steps: usize,
+    /// Whether a climb's first sweep also tries both ends of each parameter's range.
+    pub edges: bool,
 }
 
 impl Default for Hybrid {
     fn default() -> Self {
-        Hybrid { initial: 10, window: 2, gamma: 0.15, candidates: 64, model_steps: 10 }
+        Hybrid { initial: 10, window: 2, gamma: 0.15, candidates: 64, model_steps: 10, edges: true }
     }
 }
 
@@ -86,10 +88,26 @@ impl Hybrid {
     fn climb(&self, s: &mut Search<'_>, obs: &mut Vec<(Point, f64)>, mut cur: Point) -> Result<(), Stop> {
         let mut t_cur = Self::eval(s, obs, &cur)?;
         let mut order: Vec<usize> = (0..cur.len()).collect();
+        let mut first_sweep = true;
         loop {
             order.shuffle(s.rng());
             let mut improved = false;
             for &k in &order {
+                if self.edges && first_sweep {
+                    // Optima sit at an end of an axis surprisingly often (smallest chunk, largest
+                    // block); a walk from the middle would stop on noise before reaching it.
+                    let r = s.domain().radices()[k];
+                    for e in [0, r - 1] {
+                        let mut q = cur.clone();
+                        q[k] = e;
+                        if s.domain().is_valid(&q) {
+                            let t = Self::eval(s, obs, &q)?;
+                            if t < t_cur {
+                                (cur, t_cur, improved) = (q, t, true);
+                            }
+                        }
+                    }
+                }
                 for dir in [1, -1] {
                     let (q, t) = self.walk(s, obs, &cur, k, dir)?;
                     if t < t_cur {
@@ -97,6 +115,7 @@ impl Hybrid {
                     }
                 }
             }
+            first_sweep = false;
             if !improved {
                 return Ok(());
             }
