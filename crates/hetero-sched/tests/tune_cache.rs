@@ -368,3 +368,14 @@ fn nvrtc_source_puts_defines_first() {
         assert!(ptx.to_src().contains(".entry"));
     }
 }
+
+#[test]
+fn cuda_event_clock_times_gpu_work() {
+    let Some(gpu) = hetkit_testkit::gpu_or_skip("cuda_event_clock_times_gpu_work") else { return };
+    let mut clock = hetero_sched::tune::CudaEventClock::new(&gpu).unwrap();
+    let host = vec![1.0f32; 1 << 20];
+    let t = clock.time(&mut || gpu.upload(&host).map(|_| ()).map_err(|e| e.to_string())).unwrap();
+    assert!(t > 0.0 && t.is_finite(), "{t}");
+    // The closure's own failure comes back as the clock's error.
+    assert_eq!(clock.time(&mut || Err("launch failed".into())), Err("launch failed".into()));
+}
