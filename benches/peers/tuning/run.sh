@@ -23,7 +23,7 @@ VENV=$ROOT/target/kt-venv
 
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import kernel_tuner" 2>/dev/null; then
     python3 -m venv "$VENV"
-    "$VENV/bin/pip" install -q kernel_tuner
+    "$VENV/bin/pip" install -q "kernel_tuner==1.5.0"
 fi
 (cd "$ROOT" && cargo build --release --bin hetkit -q)
 mkdir -p "$OUT"
