@@ -35,6 +35,14 @@ pub enum Error {
     /// The CUDA layer: no driver or device, out of device memory, a kernel that did not compile.
     #[error(transparent)]
     Cuda(cuda_kernels::Error),
+    /// Splitting work between devices failed (no devices, unusable time models, an operation
+    /// that failed or panicked on a device).
+    #[error(transparent)]
+    Split(hetero_sched::split::SplitError),
+    /// Autotuning failed (an unusable space or budget, an unknown strategy, an unreadable or
+    /// malformed cache file).
+    #[error(transparent)]
+    Tune(hetero_sched::tune::TuneError),
 }
 
 impl Error {
@@ -61,6 +69,21 @@ impl From<sg_core::SgError> for Error {
 impl From<cuda_kernels::Error> for Error {
     fn from(e: cuda_kernels::Error) -> Self {
         Error::Cuda(e)
+    }
+}
+
+impl From<hetero_sched::split::SplitError> for Error {
+    fn from(e: hetero_sched::split::SplitError) -> Self {
+        match e {
+            hetero_sched::split::SplitError::Cuda(e) => Error::Cuda(e),
+            other => Error::Split(other),
+        }
+    }
+}
+
+impl From<hetero_sched::tune::TuneError> for Error {
+    fn from(e: hetero_sched::tune::TuneError) -> Self {
+        Error::Tune(e)
     }
 }
 
@@ -115,5 +138,8 @@ mod tests {
         let prefix = prefix_ops::Error::Gpu(cuda_kernels::Error::OutOfMemory { bytes: 8 });
         assert!(Error::from(prefix).is_out_of_memory());
         assert!(!Error::from(sg_core::SgError::ZeroLevel).is_no_gpu());
+        let split = hetero_sched::split::SplitError::Cuda(cuda_kernels::Error::NoDriver);
+        assert!(Error::from(split).is_no_gpu());
+        assert!(matches!(Error::from(hetero_sched::split::SplitError::NoDevices), Error::Split(_)));
     }
 }

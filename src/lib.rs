@@ -62,6 +62,8 @@ mod book {
     mod sg_reliability {}
     #[doc = include_str!("../docs/src/sched/splitting.md")]
     mod sched_splitting {}
+    #[doc = include_str!("../docs/src/sched/tuning.md")]
+    mod sched_tuning {}
     #[doc = include_str!("../docs/src/sg/core.md")]
     mod sg_core {}
     #[doc = include_str!("../docs/src/sg/cpu.md")]

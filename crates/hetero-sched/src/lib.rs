@@ -3,3 +3,4 @@
 //! part "Scheduling and tuning".
 
 pub mod split;
+pub mod tune;

@@ -1,0 +1,188 @@
+//! Model-guided hill climbing: the default strategy.
+
+use std::collections::VecDeque;
+
+use rand::seq::SliceRandom;
+
+use super::tpe::Model;
+use super::{Strategy, cost};
+use crate::tune::search::{Search, Stop};
+use crate::tune::space::Point;
+
+/// Hill climbing alternating with a model: `initial` random evaluations and a climb from the
+/// best of them; then `model_steps` evaluations proposed by a tree-structured Parzen estimator
+/// over everything measured so far (the unseen candidate with the best `l(x)/g(x)`, see
+/// [`Tpe`](super::Tpe)); the next climb starts from the new best point if the model found one,
+/// else from the model's next proposal; and so on until the budget is spent.
+///
+/// A climb sweeps the parameters in random order; per parameter it walks up and down from the
+/// current value while the times keep improving (the sparse-grid thesis's rule with a window of
+/// `window` measurements) and moves to the best value seen; in its first sweep it also tries
+/// both ends of each parameter's range (`edges`); it ends when a sweep improves nothing. Chosen as the default by replay over GPU and CPU landscapes (see the book).
+#[derive(Debug, Clone, Copy)]
+pub struct Hybrid {
+    /// Random evaluations before the first climb.
+    pub initial: usize,
+    /// The walk's window (stop after `window - 1` values without improvement).
+    pub window: usize,
+    /// Fraction of observations the model counts as good.
+    pub gamma: f64,
+    /// Candidates the model rates per restart.
+    pub candidates: usize,
+    /// Model-proposed evaluations between climbs.
+    pub model_steps: usize,
+    /// Whether a climb's first sweep also tries both ends of each parameter's range.
+    pub edges: bool,
+}
+
+impl Default for Hybrid {
+    fn default() -> Self {
+        Hybrid { initial: 10, window: 2, gamma: 0.15, candidates: 64, model_steps: 10, edges: true }
+    }
+}
+
+impl Hybrid {
+    fn eval(s: &mut Search<'_>, obs: &mut Vec<(Point, f64)>, p: &[u32]) -> Result<f64, Stop> {
+        let seen = s.seen(p);
+        let t = cost(s.eval(p)?);
+        if !seen && s.domain().is_valid(p) {
+            obs.push((p.to_vec(), t));
+        }
+        Ok(t)
+    }
+
+    fn walk(
+        &self,
+        s: &mut Search<'_>,
+        obs: &mut Vec<(Point, f64)>,
+        cur: &[u32],
+        k: usize,
+        dir: i64,
+    ) -> Result<(Point, f64), Stop> {
+        let r = i64::from(s.domain().radices()[k]);
+        let mut buf: VecDeque<f64> = VecDeque::with_capacity(self.window);
+        let mut best = (cur.to_vec(), f64::INFINITY);
+        let mut v = i64::from(cur[k]) + dir;
+        while (0..r).contains(&v) {
+            let mut q = cur.to_vec();
+            q[k] = v as u32;
+            v += dir;
+            if !s.domain().is_valid(&q) {
+                continue;
+            }
+            let t = Self::eval(s, obs, &q)?;
+            if t < best.1 {
+                best = (q, t);
+            }
+            if buf.len() == self.window {
+                buf.pop_front();
+            }
+            buf.push_back(t);
+            if buf.len() == self.window && buf.iter().skip(1).all(|&x| x >= buf[0]) {
+                break;
+            }
+        }
+        Ok(best)
+    }
+
+    fn climb(&self, s: &mut Search<'_>, obs: &mut Vec<(Point, f64)>, mut cur: Point) -> Result<(), Stop> {
+        let mut t_cur = Self::eval(s, obs, &cur)?;
+        let mut order: Vec<usize> = (0..cur.len()).collect();
+        let mut first_sweep = true;
+        loop {
+            order.shuffle(s.rng());
+            let mut improved = false;
+            for &k in &order {
+                if self.edges && first_sweep {
+                    // Optima sit at an end of an axis surprisingly often (smallest chunk, largest
+                    // block); a walk from the middle would stop on noise before reaching it.
+                    let r = s.domain().radices()[k];
+                    for e in [0, r - 1] {
+                        let mut q = cur.clone();
+                        q[k] = e;
+                        if s.domain().is_valid(&q) {
+                            let t = Self::eval(s, obs, &q)?;
+                            if t < t_cur {
+                                (cur, t_cur, improved) = (q, t, true);
+                            }
+                        }
+                    }
+                }
+                for dir in [1, -1] {
+                    let (q, t) = self.walk(s, obs, &cur, k, dir)?;
+                    if t < t_cur {
+                        (cur, t_cur, improved) = (q, t, true);
+                    }
+                }
+            }
+            first_sweep = false;
+            if !improved {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The unseen valid candidate the model rates best, if any.
+    fn propose(&self, s: &mut Search<'_>, obs: &mut [(Point, f64)]) -> Option<Point> {
+        obs.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let n_good = ((obs.len() as f64 * self.gamma).ceil() as usize).clamp(1, obs.len());
+        let radices = s.domain().radices().to_vec();
+        let good: Vec<&Point> = obs[..n_good].iter().map(|o| &o.0).collect();
+        let bad: Vec<&Point> = obs[n_good..].iter().map(|o| &o.0).collect();
+        let (l, g) = (Model::fit(&radices, &good, 0.5), Model::fit(&radices, &bad, 0.5));
+        let mut pick: Option<(Point, f64)> = None;
+        for _ in 0..self.candidates {
+            let c = l.draw(s);
+            if s.seen(&c) || !s.domain().is_valid(&c) {
+                continue;
+            }
+            let score = l.log_density(&c) - g.log_density(&c);
+            if pick.as_ref().is_none_or(|(_, b)| score > *b) {
+                pick = Some((c, score));
+            }
+        }
+        pick.map(|(p, _)| p)
+    }
+}
+
+impl Strategy for Hybrid {
+    fn name(&self) -> &'static str {
+        "hybrid"
+    }
+
+    fn search(&mut self, s: &mut Search<'_>) -> Result<(), Stop> {
+        let mut obs: Vec<(Point, f64)> = Vec::new();
+        for _ in 0..self.initial.max(1) {
+            let p = s.sample()?;
+            Self::eval(s, &mut obs, &p)?;
+        }
+        let mut start = s.best().map(|b| b.0.clone());
+        loop {
+            let p = match start.take() {
+                Some(p) => p,
+                None => s.sample()?,
+            };
+            self.climb(s, &mut obs, p)?;
+            let before = s.best().map_or(f64::INFINITY, |b| b.1);
+            for _ in 0..self.model_steps {
+                match self.propose(s, &mut obs) {
+                    Some(q) => {
+                        Self::eval(s, &mut obs, &q)?;
+                    }
+                    None => break,
+                }
+            }
+            let after = s.best().cloned();
+            start = match after {
+                Some((b, t)) if t < before => Some(b),
+                _ => {
+                    if obs.is_empty() {
+                        None
+                    } else {
+                        self.propose(s, &mut obs)
+                    }
+                }
+            };
+        }
+    }
+}
