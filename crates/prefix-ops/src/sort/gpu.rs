@@ -201,7 +201,7 @@ fn segments_impl<K: SortKey, V: SortValue>(
     offsets: &[usize],
     order: Order,
 ) -> Result<()> {
-    check_offsets(offsets, keys.len())?;
+    check_offsets(keys.len(), offsets)?;
     let vb = values.as_ref().map(|_| size_of::<V>());
     let limit = shared_limit(gpu.props());
     let _span =
