@@ -107,7 +107,7 @@ fn whole_array_scans_exact<T: Copy + Send + Sync + PartialEq + std::fmt::Debug, 
     for (f, exclusive) in paths {
         let mut got = xs.to_vec();
         f(&mut got, op);
-        assert_eq!(got, if exclusive { &exc } else { &inc });
+        assert_eq!(&got, if exclusive { &exc } else { &inc });
     }
     let mut got = xs.to_vec();
     scan::parallel::scan(&mut got, op, false);
@@ -187,7 +187,7 @@ proptest! {
             }
             prop_assert_eq!(got, want);
         } else {
-            prop_assert!(matches!(r, Err(Error::InvalidRows { .. })));
+            prop_assert!(matches!(r, Err(Error::InvalidRows { .. })), "{:?}", r);
             prop_assert_eq!(got, xs);
         }
     }
@@ -220,7 +220,9 @@ proptest! {
                 wide.slice_mut(s![.., ..;2]).assign(&standard);
                 scan::exclusive_rows_2d(wide.slice_mut(s![.., ..;2]), Max).unwrap();
                 prop_assert!(check(wide.slice(s![.., ..;2]).iter().copied().collect()));
-                prop_assert!(wide.slice(s![.., 1..;2]).iter().all(|&v| v == 99));
+                if cols > 0 {
+                    prop_assert!(wide.slice(s![.., 1..;2]).iter().all(|&v| v == 99));
+                }
             }
         }
     }
@@ -252,7 +254,7 @@ proptest! {
                 prop_assert!(r.is_ok());
                 if exclusive { reference::exclusive_flagged(&mut want, &heads, Add) } else { reference::inclusive_flagged(&mut want, &heads, Add) }
             } else {
-                prop_assert!(matches!(r, Err(Error::LengthMismatch { .. })));
+                prop_assert!(matches!(r, Err(Error::LengthMismatch { .. })), "{:?}", r);
             }
             prop_assert_eq!(got, want);
         }
@@ -359,7 +361,7 @@ proptest! {
         gv.truncate(n.saturating_sub(vlen_delta));
         let r = sort::rows_by_key(&mut gk, &mut gv, row_len, order);
         if vlen_delta == 1 && n > 0 {
-            prop_assert!(matches!(r, Err(Error::LengthMismatch { .. })));
+            prop_assert!(matches!(r, Err(Error::LengthMismatch { .. })), "{:?}", r);
             prop_assert!(same_bits(&gk, &keys));
         } else {
             prop_assert_eq!(r.is_ok(), rows_ok(n, row_len));
@@ -418,7 +420,8 @@ proptest! {
         sort::rows_2d(k2.view_mut(), order).unwrap();
         prop_assert_eq!(k2.iter().copied().collect::<Vec<_>>(), wk);
         let mut other = Array2::<u32>::zeros((rows, cols + 1));
-        prop_assert!(matches!(sort::rows_by_key_2d(k.view_mut(), other.view_mut(), order), Err(Error::ShapeMismatch { .. })));
+        let r = sort::rows_by_key_2d(k.view_mut(), other.view_mut(), order);
+        prop_assert!(matches!(r, Err(Error::ShapeMismatch { .. })), "{:?}", r);
     }
 
     #[test]
@@ -520,15 +523,29 @@ proptest! {
         let b32 = TridiagonalBatch::new(&w[0], &w[1], &w[2], m, layout).unwrap();
         let mut x = w[3].clone();
         if b32.solve(&mut x).is_ok() {
-            let res = b32.residual(&x, &w[3]).unwrap();
-            prop_assert!(res < 1e-5, "f32 residual {res:e}");
+            if x.iter().all(|v| v.is_finite()) {
+                let res = b32.residual(&x, &w[3]).unwrap();
+                prop_assert!(res < 1e-5, "f32 residual {res:e}");
+            } else {
+                // As gtsv: a pivot that is tiny but not zero is no error, and the answer may
+                // not exist in f32. Only a system whose exact solution (in f64, from the same
+                // f32 values) is near or beyond the f32 range may come back non-finite.
+                let wide: Vec<Vec<f64>> = w.iter().map(|a| a.iter().map(|&v| v as f64).collect()).collect();
+                let b64 = TridiagonalBatch::new(&wide[0], &wide[1], &wide[2], m, layout).unwrap();
+                let mut x64 = wide[3].clone();
+                let huge = match b64.solve_with(Solver::PivotingLu, &mut x64) {
+                    Ok(()) => x64.iter().fold(0.0f64, |a, v| a.max(v.abs())) > 1e25,
+                    Err(_) => true,
+                };
+                prop_assert!(huge, "f32 solve non-finite where the f64 solution is {:?}", x64);
+            }
         }
     }
 
     /// Every named solver on dominant systems gives a correct answer (RR aside, unstable by
     /// design, which must only not panic).
     #[test]
-    fn named_solvers_are_correct_on_dominant_systems((m, g, layout, v) in batch_strategy((-1.0..1.0f64).boxed())) {
+    fn named_solvers_are_correct_on_dominant_systems((m, _g, layout, v) in batch_strategy((-1.0..1.0f64).boxed())) {
         let (a, c) = (&v[0], &v[2]);
         let b: Vec<f64> = v[1].iter().zip(a).zip(c).map(|((b, a), c)| b.signum() * (a.abs() + c.abs() + 0.5)).collect();
         let batch = TridiagonalBatch::new(a, &b, c, m, layout).unwrap();
@@ -600,7 +617,7 @@ proptest! {
         let r = tridiagonal::solve_2d(a2.view(), b2.view(), a2.view(), d2.view_mut());
         prop_assert_eq!(r.is_ok(), (r1, c1) == (r2, c2), "{:?}", r);
         if r.is_err() {
-            prop_assert!(matches!(r, Err(Error::ShapeMismatch { .. })));
+            prop_assert!(matches!(r, Err(Error::ShapeMismatch { .. })), "{:?}", r);
         }
     }
 }
