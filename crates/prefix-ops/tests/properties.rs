@@ -29,7 +29,7 @@ fn config() -> ProptestConfig {
 // Oracles for the conventions.
 
 fn rows_ok(len: usize, row_len: usize) -> bool {
-    len == 0 || (row_len > 0 && len % row_len == 0)
+    len == 0 || (row_len > 0 && len.is_multiple_of(row_len))
 }
 
 fn offsets_ok(len: usize, offsets: &[usize]) -> bool {
@@ -606,7 +606,7 @@ proptest! {
                 Ok(f) => {
                     prop_assert_eq!(batch.systems(), 1);
                     let mut many = vec![1.0; rhs];
-                    prop_assert_eq!(f.solve_many(&mut many).is_ok(), m > 0 && rhs % m == 0);
+                    prop_assert_eq!(f.solve_many(&mut many).is_ok(), m > 0 && rhs.is_multiple_of(m));
                     prop_assert_eq!(f.solve(&mut many).is_ok(), rhs == m);
                 }
                 Err(e) => prop_assert!(batch.systems() != 1, "{e}"),

@@ -64,7 +64,7 @@ impl<T: Real> TridiagonalBatch<'_, T> {
         };
         // Tasks of at least ~16 Ki elements: the pass is cheap per element.
         let per_task = (1usize << 14).div_ceil(chunk).max(1);
-        let classify = |(j, ((a, b), c)): (usize, ((&[T], &[T]), &[T]))| -> Dominance {
+        let classify = |j: usize, a: &[T], b: &[T], c: &[T]| -> Dominance {
             let mut worst = Dominance::Strict;
             for i in 0..b.len() {
                 // Strided chunks are systems (row = i); interleaved chunks are rows (row = j).
@@ -79,7 +79,7 @@ impl<T: Real> TridiagonalBatch<'_, T> {
             .zip(self.c.par_chunks(chunk))
             .enumerate()
             .with_min_len(per_task)
-            .map(classify)
+            .map(|(j, ((a, b), c))| classify(j, a, b, c))
             .min()
             .unwrap_or(Dominance::Strict)
     }
