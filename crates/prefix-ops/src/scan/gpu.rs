@@ -409,7 +409,9 @@ pub fn partition<T: GpuScalar>(gpu: &Gpu, data: &[T], keep: &[bool]) -> Result<(
         return Ok((Vec::new(), 0));
     }
     let src = gpu.upload(data)?;
-    let flags = gpu.upload(&keep.iter().map(|&k| k as u32).collect::<Vec<u32>>())?;
+    let mut flags = crate::alloc::try_with_capacity::<u32>(keep.len(), "partition flags")?;
+    flags.extend(keep.iter().map(|&k| k as u32));
+    let flags = gpu.upload(&flags)?;
     let mut dst = gpu.zeros::<T>(data.len())?;
     let kept = select_device(gpu, &src, &flags, &mut dst, true)?;
     Ok((gpu.download(&dst)?, kept))

@@ -190,16 +190,17 @@ impl<T: Real> TridiagonalBatch<'_, T> {
     /// Strided batch through the lane solver: transpose to interleaved, solve, transpose back.
     fn via_transpose(&self, d: &mut [T]) -> Result<()> {
         let (m, g) = (self.m, self.systems);
-        let tr = |v: &[T]| -> Vec<T> {
-            let mut out = vec![T::zero(); v.len()];
+        let tr = |v: &[T]| -> Result<Vec<T>> {
+            let mut out = crate::alloc::try_with_capacity(v.len(), "tridiagonal: transposed copy")?;
+            out.resize(v.len(), T::zero());
             for s in 0..g {
                 for k in 0..m {
                     out[k * g + s] = v[s * m + k];
                 }
             }
-            out
+            Ok(out)
         };
-        let (a, b, c, mut x) = (tr(self.a), tr(self.b), tr(self.c), tr(d));
+        let (a, b, c, mut x) = (tr(self.a)?, tr(self.b)?, tr(self.c)?, tr(d)?);
         thomas_interleaved(&a, &b, &c, &mut x, m, g)?;
         for s in 0..g {
             for k in 0..m {
