@@ -377,6 +377,8 @@ fn near_zero_pivot<T: Real>() {
     let mut x = d;
     batch.solve(&mut x).unwrap();
     assert_eq!(x, [-1.0, 1.0, 2.0].map(T::of));
+    // Factors without pivoting would repeat Thomas's mistake: refused.
+    assert!(matches!(batch.factor(), Err(Error::Invalid(_))));
     let rep = batch.accuracy(&x, &d).unwrap();
     assert!(rep.max_rel_error < 1e-6 && rep.residual < 1e-6, "{rep:?}");
 }

@@ -134,12 +134,24 @@ impl<T: Real> TridiagonalBatch<'_, T> {
     }
 
     /// The LU factors of a single system (`G = 1`), for solving many right-hand sides.
+    ///
+    /// The factors are Thomas's, without pivoting, so the system must be diagonally dominant
+    /// ([`Dominance::Weak`] or [`Dominance::Strict`], checked here): any other system is an
+    /// [`Error::Invalid`] rather than factors that may give wrong answers; solve such a system
+    /// with [`solve`](Self::solve), which pivots.
     pub fn factor(&self) -> Result<ThomasFactors<T>> {
         if self.systems != 1 {
             return Err(Error::Invalid(format!(
                 "tridiagonal: factor() needs one system, the batch holds {}",
                 self.systems
             )));
+        }
+        if self.dominance() == Dominance::None {
+            return Err(Error::Invalid(
+                "tridiagonal: factor() does not pivot and needs a diagonally dominant system; \
+                 solve() pivots"
+                    .into(),
+            ));
         }
         ThomasFactors::new(self.a, self.b, self.c)
     }
