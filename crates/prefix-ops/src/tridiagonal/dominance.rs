@@ -50,6 +50,29 @@ fn row<T: Real>(a: T, b: T, c: T, first: bool, last: bool) -> Dominance {
     }
 }
 
+/// The class of rows that couple on both sides (neither first nor last), folded over the
+/// slices without branches so that the compiler vectorises it: the check should cost a
+/// fraction of the Thomas sweep it guards.
+#[inline(always)]
+fn inner_rows<T: Real>(a: &[T], b: &[T], c: &[T]) -> Dominance {
+    let (mut strict, mut weak) = (true, true);
+    for ((&a, &b), &c) in a.iter().zip(b).zip(c) {
+        let (a, b, off) = (a.abs(), b.abs(), a.abs() + c.abs());
+        // `b < inf` is false for NaN and inf alike; `&` rather than `&&` keeps it branch-free.
+        let finite = b < T::infinity();
+        let s = b > off;
+        strict &= s & finite;
+        weak &= (s | ((b >= off) & (a > T::zero()))) & finite;
+    }
+    if strict {
+        Dominance::Strict
+    } else if weak {
+        Dominance::Weak
+    } else {
+        Dominance::None
+    }
+}
+
 impl<T: Real> TridiagonalBatch<'_, T> {
     /// The diagonal dominance of the whole batch: the weakest class over all rows of all
     /// systems. One parallel pass over `a`, `b` and `c`.
@@ -65,13 +88,30 @@ impl<T: Real> TridiagonalBatch<'_, T> {
         // Tasks of at least ~16 Ki elements: the pass is cheap per element.
         let per_task = (1usize << 14).div_ceil(chunk).max(1);
         let classify = |j: usize, a: &[T], b: &[T], c: &[T]| -> Dominance {
-            let mut worst = Dominance::Strict;
-            for i in 0..b.len() {
-                // Strided chunks are systems (row = i); interleaved chunks are rows (row = j).
-                let k = if self.layout == Layout::Strided { i } else { j };
-                worst = worst.min(row(a[i], b[i], c[i], k == 0, k + 1 == m));
+            match self.layout {
+                // A chunk is one system: its first and last rows ignore a[0] and c[m-1].
+                Layout::Strided => {
+                    let ends = row(a[0], b[0], c[0], true, m == 1).min(row(
+                        a[m - 1],
+                        b[m - 1],
+                        c[m - 1],
+                        m == 1,
+                        true,
+                    ));
+                    let inner = if m > 2 {
+                        inner_rows(&a[1..m - 1], &b[1..m - 1], &c[1..m - 1])
+                    } else {
+                        Dominance::Strict
+                    };
+                    ends.min(inner)
+                }
+                // A chunk is row j of every system.
+                Layout::Interleaved if j == 0 || j + 1 == m => (0..b.len())
+                    .map(|i| row(a[i], b[i], c[i], j == 0, j + 1 == m))
+                    .min()
+                    .unwrap_or(Dominance::Strict),
+                Layout::Interleaved => inner_rows(a, b, c),
             }
-            worst
         };
         self.a
             .par_chunks(chunk)
@@ -99,5 +139,21 @@ mod tests {
         assert_eq!(row(0.0, f64::NAN, 0.0, false, false), Dominance::None);
         assert_eq!(row(0.0, f64::INFINITY, 0.0, false, false), Dominance::None);
         assert_eq!(row(0.0, 0.0, 0.0, true, true), Dominance::None);
+    }
+
+    /// The vectorised fold over inner rows agrees with the row-by-row rule.
+    #[test]
+    fn inner_rows_agree_with_the_row_rule() {
+        let vals = [0.0, 0.5, 1.0, 2.0, -1.0, -2.5, f64::NAN, f64::INFINITY];
+        for &a in &vals {
+            for &b in &vals {
+                for &c in &vals {
+                    let want = row(a, b, c, false, false);
+                    assert_eq!(inner_rows(&[a], &[b], &[c]), want, "{a} {b} {c}");
+                    let strict = [3.0, 0.5, 1.0];
+                    assert_eq!(inner_rows(&[a, strict[1]], &[b, strict[0]], &[c, strict[2]]), want);
+                }
+            }
+        }
     }
 }
