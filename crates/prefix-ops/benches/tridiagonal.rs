@@ -30,6 +30,9 @@ fn cpu(c: &mut Criterion) {
         ("thomas_seq_strided", Solver::Thomas, Layout::Strided),
         ("thomas_rayon_strided", Solver::ThomasParallel, Layout::Strided),
         ("thomas_lanes_interleaved", Solver::ThomasLanes, Layout::Interleaved),
+        // The safe default: the dominance check, then the layout's fast Thomas.
+        ("auto_strided", Solver::Auto, Layout::Strided),
+        ("auto_interleaved", Solver::Auto, Layout::Interleaved),
         ("pivoting_lu_strided", Solver::PivotingLu, Layout::Strided),
         ("tpr_s64_strided", Solver::Tpr { slice: 64 }, Layout::Strided),
     ] {
@@ -82,7 +85,8 @@ fn gpu_case<T: prefix_ops::tridiagonal::Real>(
     let up = |v: &[T]| gpu.upload(v).unwrap();
     let (da, db, dc, dd) = (up(&a), up(&b), up(&c), up(&d));
     let mut dx = gpu.zeros::<T>(d.len()).unwrap();
-    let batch = GpuBatch::new(&da, &db, &dc, m, layout).unwrap();
+    // The bench systems are dominant: Auto takes the dispatcher's fast solvers.
+    let batch = GpuBatch::new(&da, &db, &dc, m, layout).unwrap().assume_diagonally_dominant();
     let timer = cuda_kernels::GpuTimer::new(gpu).unwrap();
     println!(
         "{name}: solver {:?}",

@@ -11,9 +11,36 @@ pub enum Error {
         /// The length it must have.
         expected: usize,
     },
-    /// Segment offsets that are not non-decreasing or run past the data.
+    /// Two-dimensional inputs whose shapes must agree do not.
+    #[error("shape mismatch: {what} has shape {got:?}, expected {expected:?}")]
+    ShapeMismatch {
+        /// Which input.
+        what: &'static str,
+        /// Its shape (rows, columns).
+        got: (usize, usize),
+        /// The shape it must have.
+        expected: (usize, usize),
+    },
+    /// Segment offsets that break the convention of [`crate::segments`] (start at 0, never
+    /// decrease, end at the data length).
     #[error("invalid offsets: {0}")]
     InvalidOffsets(String),
+    /// Data that do not form whole rows (see [`crate::segments`]).
+    #[error("{len} elements do not form whole rows of {row_len}")]
+    InvalidRows {
+        /// Elements given.
+        len: usize,
+        /// The row length asked for.
+        row_len: usize,
+    },
+    /// A scratch buffer sized by the input could not be allocated.
+    #[error("cannot allocate {bytes} bytes for {what}")]
+    Alloc {
+        /// What the buffer was for.
+        what: &'static str,
+        /// Its size in bytes (saturated at `usize::MAX`).
+        bytes: usize,
+    },
     /// Any other unusable argument.
     #[error("invalid argument: {0}")]
     Invalid(String),

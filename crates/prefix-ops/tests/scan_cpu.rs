@@ -281,7 +281,6 @@ fn empty_inputs_are_no_ops() {
     scan::exclusive(&mut e, Add);
     scan::inclusive_rows(&mut e, 0, Add).unwrap();
     scan::inclusive_rows(&mut e, 5, Add).unwrap();
-    scan::inclusive_segments(&mut e, &[], Add).unwrap();
     scan::inclusive_segments(&mut e, &[0], Add).unwrap();
     scan::inclusive_segments(&mut e, &[0, 0, 0], Add).unwrap();
     scan::inclusive_flagged(&mut e, &[], Add).unwrap();
@@ -294,8 +293,12 @@ fn bad_input_is_an_error() {
     let mut short = vec![0.0f64; 9];
     assert!(matches!(scan::inclusive_into(&xs, &mut short, Add), Err(Error::LengthMismatch { .. })));
     assert!(matches!(scan::exclusive_into(&xs, &mut short, Add), Err(Error::LengthMismatch { .. })));
-    assert!(matches!(scan::inclusive_rows(&mut xs, 3, Add), Err(Error::LengthMismatch { .. })));
-    assert!(matches!(scan::inclusive_rows(&mut xs, 0, Add), Err(Error::Invalid(_))));
+    assert!(matches!(scan::inclusive_rows(&mut xs, 3, Add), Err(Error::InvalidRows { len: 10, row_len: 3 })));
+    assert!(matches!(scan::inclusive_rows(&mut xs, 0, Add), Err(Error::InvalidRows { .. })));
+    // The message: length 5, rows of 10 once read "expected 0".
+    let msg = scan::inclusive_rows(&mut xs[..5], 10, Add).unwrap_err().to_string();
+    assert_eq!(msg, "5 elements do not form whole rows of 10");
+    assert!(matches!(scan::inclusive_segments(&mut [0u32; 0], &[], Add), Err(Error::InvalidOffsets(_))));
     for bad in [&[][..], &[1, 10], &[0, 5, 4, 10], &[0, 5, 11], &[0, 5, 9]] {
         assert!(
             matches!(scan::inclusive_segments(&mut xs, bad, Add), Err(Error::InvalidOffsets(_))),
@@ -305,4 +308,57 @@ fn bad_input_is_an_error() {
     }
     assert!(matches!(scan::inclusive_flagged(&mut xs, &[true; 3], Add), Err(Error::LengthMismatch { .. })));
     assert!(xs.iter().all(|&x| x == 1.0), "a failed call must not touch the data");
+}
+
+/// `u64` addition that panics on the value `marker`, like a checked or debug-build overflow.
+#[derive(Clone, Copy, Debug)]
+struct PanicOn(u64);
+
+impl Monoid<u64> for PanicOn {
+    fn identity(&self) -> u64 {
+        0
+    }
+    fn combine(&self, a: u64, b: u64) -> u64 {
+        assert!(b != self.0, "operator refused {b}");
+        a.wrapping_add(b)
+    }
+}
+
+/// A panicking operator on the multi-threaded paths (>= 2^17 elements, 2 threads) reaches the
+/// caller: the worker waiting for the dead worker's tile gives up instead of spinning forever.
+/// Each call runs on its own thread with a bounded wait, so a hang fails the test.
+#[test]
+fn a_panicking_operator_propagates_from_every_parallel_path() {
+    let n = 1usize << 18;
+    type Call = fn(&mut [u64]);
+    let calls: [(&str, Call); 5] = [
+        ("inclusive", |xs| scan::inclusive(xs, PanicOn(7))),
+        ("exclusive", |xs| scan::exclusive(xs, PanicOn(7))),
+        ("inclusive_rows (one long row)", |xs| {
+            let len = xs.len();
+            scan::inclusive_rows(xs, len, PanicOn(7)).unwrap()
+        }),
+        ("inclusive_segments", |xs| {
+            let len = xs.len();
+            scan::inclusive_segments(xs, &[0, 5, len], PanicOn(7)).unwrap()
+        }),
+        ("exclusive_flagged", |xs| {
+            let heads = vec![false; xs.len()];
+            scan::exclusive_flagged(xs, &heads, PanicOn(7)).unwrap()
+        }),
+    ];
+    for (name, call) in calls {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+            // The marker sits early in the first tile: its worker dies before publishing.
+            let mut xs = vec![1u64; n];
+            xs[3] = 7;
+            let outcome =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pool.install(|| call(&mut xs))));
+            let _ = tx.send(outcome.is_err());
+        });
+        let panicked = rx.recv_timeout(std::time::Duration::from_secs(60));
+        assert_eq!(panicked, Ok(true), "{name}: the panic did not reach the caller (Err = hung)");
+    }
 }

@@ -293,11 +293,9 @@ where
                 );
             }
         }
-        let off: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
-        let off = gpu.upload(&off).unwrap();
         for exclusive in [false, true] {
             let want = reference_segments(xs, offsets, op, exclusive);
-            let got = run(gpu, xs, Layout::Segments(&off), op, exclusive, &ScanOptions::default());
+            let got = run(gpu, xs, Layout::Segments(offsets), op, exclusive, &ScanOptions::default());
             assert_eq!(
                 bits(&got),
                 bits(&want),
@@ -377,7 +375,6 @@ fn gpu_f64_heads_match_emulation() {
         let xs: Vec<f64> = (0..g * n).map(|_| rng.random_range(-1.0..1.0)).collect();
         let offsets = random_offsets(&mut rng, g * n, 40);
         let heads = heads_of(&offsets, g * n);
-        let off = gpu.upload(&offsets.iter().map(|&o| o as u64).collect::<Vec<_>>()).unwrap();
         for exclusive in [false, true] {
             let opts = ScanOptions { kernel: Some(Kernel::LookbackRows), network: Network::KoggeStone };
             let mut want = xs.clone();
@@ -386,7 +383,7 @@ fn gpu_f64_heads_match_emulation() {
             assert_eq!(bits(&got), bits(&want), "rows G={g} N={n} excl={exclusive}");
             let mut want = xs.clone();
             emulate::lookback_heads(&mut want, |i| heads[i], Add, Shape::lookback(8), exclusive);
-            let got = run(&gpu, &xs, Layout::Segments(&off), Add, exclusive, &ScanOptions::default());
+            let got = run(&gpu, &xs, Layout::Segments(&offsets), Add, exclusive, &ScanOptions::default());
             assert_eq!(bits(&got), bits(&want), "segments n={} excl={exclusive}", g * n);
         }
     }
@@ -451,7 +448,6 @@ fn gpu_user_operator_layouts_and_types() {
     let xf: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
     let offsets = random_offsets(&mut rng, g * n, 17);
     let heads = heads_of(&offsets, g * n);
-    let off = gpu.upload(&offsets.iter().map(|&o| o as u64).collect::<Vec<_>>()).unwrap();
     for exclusive in [false, true] {
         let user = |xs: &[f64], layout: Layout<'_>| {
             let src = gpu.upload(xs).unwrap();
@@ -467,7 +463,7 @@ fn gpu_user_operator_layouts_and_types() {
         assert_eq!(bits(&user(&xs, Layout::Rows { row_len: n })), bits(&want), "rows excl={exclusive}");
         let mut want = xs.clone();
         emulate::lookback_heads(&mut want, |i| heads[i], Add, Shape::lookback(8), exclusive);
-        assert_eq!(bits(&user(&xs, Layout::Segments(&off))), bits(&want), "segments excl={exclusive}");
+        assert_eq!(bits(&user(&xs, Layout::Segments(&offsets))), bits(&want), "segments excl={exclusive}");
     }
     // f32: same expression, another module (the type is part of the cache key).
     let mut got = xf.clone();

@@ -97,12 +97,7 @@ fn gpu_segments_short_long_and_empty() {
     let mut rng = hetkit_testkit::rng("gpu_segments_short_long_and_empty");
     for (n, max_len) in [(1000, 9), (20_000, 300), (300_000, 4096), (300_000, 100_000)] {
         for order in [Order::Ascending, Order::Descending] {
-            let mut offsets = random_offsets(&mut rng, n, max_len);
-            // Sentinels before the first and after the last offset must stay untouched.
-            offsets.retain(|&o| (5..=n - 7).contains(&o));
-            offsets.insert(0, 5);
-            offsets.push(n - 7);
-            offsets.dedup();
+            let offsets = random_offsets(&mut rng, n, max_len);
             let input: Vec<f32> = make(&mut rng, n, Shape::Edges);
             let mut want = input.clone();
             reference(&mut want, &offsets, order);
@@ -176,7 +171,10 @@ fn gpu_bad_input_is_an_error() {
         gpu::whole_by_key(&dev, &mut k, &mut v, Order::Ascending),
         Err(Error::LengthMismatch { .. })
     ));
-    assert!(matches!(gpu::rows(&dev, &mut k, 4, Order::Ascending), Err(Error::Invalid(_))));
+    assert!(matches!(gpu::rows(&dev, &mut k, 4, Order::Ascending), Err(Error::InvalidRows { .. })));
+    for bad in [&[][..], &[1, 6], &[0, 5]] {
+        assert!(matches!(gpu::segments(&dev, &mut k, bad, Order::Ascending), Err(Error::InvalidOffsets(_))));
+    }
     assert!(matches!(
         gpu::segments(&dev, &mut k, &[0, 3, 2], Order::Ascending),
         Err(Error::InvalidOffsets(_))

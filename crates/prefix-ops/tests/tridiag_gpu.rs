@@ -90,11 +90,21 @@ fn gpu_pivoting_solves_hard_systems() {
     for m in [1, 2, 3, 17, 33, 64, 100] {
         for layout in LAYOUTS {
             let p = problem::<f64>(&mut r, Kind::Hard, m, 7, layout);
-            let x = run(&gpu, &p, Solver::PivotingLu);
             let want = reference(&p, dense_gepp);
-            // Same elimination order as the CPU solver: the result is close to dense GEPP up
-            // to the system's conditioning; random systems here stay well below 1e-6.
-            assert!(rel_err(&x, &want) < 1e-6, "m={m} {layout:?}");
+            // The default pivots too: a GpuBatch not declared dominant, and host data that
+            // solve_gpu finds not dominant.
+            let batch = TridiagonalBatch::new(&p.a, &p.b, &p.c, m, layout).unwrap();
+            let mut via_host = p.d.clone();
+            batch.solve_gpu(&gpu, Solver::Auto, &mut via_host).unwrap();
+            for (what, x) in [
+                ("PivotingLu", run(&gpu, &p, Solver::PivotingLu)),
+                ("Auto", run(&gpu, &p, Solver::Auto)),
+                ("solve_gpu Auto", via_host),
+            ] {
+                // Same elimination order as the CPU solver: the result is close to dense GEPP
+                // up to the system's conditioning; random systems here stay well below 1e-6.
+                assert!(rel_err(&x, &want) < 1e-6, "{what} m={m} {layout:?}");
+            }
         }
     }
 }

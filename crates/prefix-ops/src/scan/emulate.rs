@@ -7,6 +7,12 @@
 //! across tiles (look-back) or chunks (batched kernels) a left fold of the tile/chunk aggregates.
 //! The functions here perform exactly those operations in exactly that order, so a GPU result
 //! must equal their output bit for bit, for floats too.
+//!
+//! # Panics
+//! These are test models of fixed kernel configurations, defined only for the kernels' range
+//! of [`Shape`]s (threads a positive multiple of 32 up to 1024, at least one item per thread;
+//! `items >= 1` for [`rows_warp`]); outside it they may panic. [`Shape::lookback`] gives the
+//! kernels' own shapes.
 
 use super::op::{Monoid, Segmented};
 

@@ -23,9 +23,8 @@ use cudarc::driver::{CudaModule, DevicePtr, DevicePtrMut};
 use super::dispatch::{Kernel, ScanOptions, items_per_thread, resolve};
 use super::emulate::Network;
 use super::op::{Add, BuiltinOp};
-use super::rows::check_rows;
-use super::segmented::check_offsets;
 use crate::error::{Error, Result};
+use crate::segments::{check_offsets, check_rows};
 
 const THREADS: u32 = 256;
 
@@ -39,9 +38,9 @@ pub enum Layout<'a> {
         /// Elements per row.
         row_len: usize,
     },
-    /// Segments by CSR offsets on the device (`offsets[0] == 0`, non-decreasing, last `== n`;
-    /// validated by the host-slice entry points, trusted here).
-    Segments(&'a DeviceBuffer<u64>),
+    /// Segments by CSR offsets, given on the host as everywhere in this crate (the convention
+    /// of [`crate::segments`]): validated, then uploaded for the kernel.
+    Segments(&'a [usize]),
 }
 
 /// Element types with a C name, for the NVRTC path (every [`GpuScalar`] has one).
@@ -119,6 +118,7 @@ struct Io {
 }
 
 /// Launches `func` (a look-back kernel or a rows kernel, per `kernel`) on `io`.
+/// `seg_offsets` holds the uploaded offsets of a [`Layout::Segments`] layout.
 fn launch(
     gpu: &Gpu,
     func: &CudaFunction,
@@ -126,6 +126,7 @@ fn launch(
     io: Io,
     elem_bytes: usize,
     layout: Layout<'_>,
+    seg_offsets: Option<&DeviceBuffer<u64>>,
     exclusive: bool,
 ) -> Result<()> {
     let n = io.n as u64;
@@ -140,13 +141,13 @@ fn launch(
             let grid = u32::try_from(tiles)
                 .map_err(|_| Error::Invalid(format!("scan of {} elements: too many tiles", io.n)))?;
             let mut s = scratch(gpu, status_words, value_bytes)?;
-            let (row_len, off_ptr, n_off, _guard) = match layout {
-                Layout::Array => (n.max(1), 0u64, 0u64, None),
-                Layout::Rows { row_len } => (row_len as u64, 0, 0, None),
-                Layout::Segments(off) => {
+            let (row_len, off_ptr, n_off, _guard) = match (layout, seg_offsets) {
+                (Layout::Rows { row_len }, _) => (row_len as u64, 0, 0, None),
+                (Layout::Segments(_), Some(off)) => {
                     let (p, g) = off.device_ptr(gpu.stream());
                     (n.max(1), p, off.len() as u64, Some(g))
                 }
+                _ => (n.max(1), 0u64, 0u64, None),
             };
             let cfg =
                 LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
@@ -193,8 +194,19 @@ fn rows_of(layout: Layout<'_>, n: usize) -> Result<(usize, usize)> {
             check_rows(n, row_len)?;
             Ok((n / row_len.max(1), row_len))
         }
-        Layout::Segments(_) => Ok((2, n)),
+        Layout::Segments(offsets) => {
+            check_offsets(n, offsets)?;
+            Ok((2, n))
+        }
     }
+}
+
+/// The offsets of a segmented layout on the device, as the kernels read them (`u64`).
+fn upload_offsets(gpu: &Gpu, layout: Layout<'_>) -> Result<Option<DeviceBuffer<u64>>> {
+    let Layout::Segments(offsets) = layout else { return Ok(None) };
+    let mut wide = crate::alloc::try_with_capacity::<u64>(offsets.len(), "scan offsets")?;
+    wide.extend(offsets.iter().map(|&o| o as u64));
+    Ok(Some(gpu.upload(&wide)?))
 }
 
 fn kernel_for<T: GpuScalar>(gpu: &Gpu, layout: Layout<'_>, n: usize, opts: &ScanOptions) -> Result<Kernel> {
@@ -218,20 +230,21 @@ fn run_builtin<T: GpuScalar, M: BuiltinOp<T>>(
     exclusive: bool,
     opts: &ScanOptions,
 ) -> Result<()> {
+    let kernel = kernel_for::<T>(gpu, layout, io.n, opts)?;
     if io.n == 0 {
         return Ok(());
     }
-    let kernel = kernel_for::<T>(gpu, layout, io.n, opts)?;
     check_network::<T, M>(opts.network, kernel)?;
     let (module, name) = builtin_kernel_name::<T, M>(kernel, layout, opts.network);
     let func = gpu.function(module, &name)?;
-    launch(gpu, &func, kernel, io, size_of::<T>(), layout, exclusive)
+    let seg = upload_offsets(gpu, layout)?;
+    launch(gpu, &func, kernel, io, size_of::<T>(), layout, seg.as_ref(), exclusive)
 }
 
 /// Scans `src` into `dst` on the device (out of place) with a built-in operator.
 ///
-/// `layout` says whether the buffer is one array, rows or segments; `opts` may force a kernel
-/// or a warp network (see [`super::dispatch`]).
+/// `layout` says whether the buffer is one array, rows or segments (validated first, as in
+/// [`crate::segments`]); `opts` may force a kernel or a warp network (see [`super::dispatch`]).
 pub fn scan_into_device<T: GpuScalar, M: BuiltinOp<T>>(
     gpu: &Gpu,
     src: &DeviceBuffer<T>,
@@ -324,13 +337,8 @@ pub fn scan_segments<T: GpuScalar, M: BuiltinOp<T>>(
     exclusive: bool,
 ) -> Result<()> {
     check_offsets(data.len(), offsets)?;
-    if data.is_empty() {
-        return Ok(());
-    }
-    let off: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
-    let off = gpu.upload(&off)?;
     host_roundtrip(gpu, data, |b| {
-        scan_device(gpu, b, Layout::Segments(&off), op, exclusive, &ScanOptions::default())
+        scan_device(gpu, b, Layout::Segments(offsets), op, exclusive, &ScanOptions::default())
     })
 }
 
@@ -401,7 +409,9 @@ pub fn partition<T: GpuScalar>(gpu: &Gpu, data: &[T], keep: &[bool]) -> Result<(
         return Ok((Vec::new(), 0));
     }
     let src = gpu.upload(data)?;
-    let flags = gpu.upload(&keep.iter().map(|&k| k as u32).collect::<Vec<u32>>())?;
+    let mut flags = crate::alloc::try_with_capacity::<u32>(keep.len(), "partition flags")?;
+    flags.extend(keep.iter().map(|&k| k as u32));
+    let flags = gpu.upload(&flags)?;
     let mut dst = gpu.zeros::<T>(data.len())?;
     let kept = select_device(gpu, &src, &flags, &mut dst, true)?;
     Ok((gpu.download(&dst)?, kept))
@@ -508,9 +518,10 @@ pub fn user_scan_into_device<T: CudaType>(
         Layout::Segments(_) => ("scan_user_lookback_seg", Kernel::LookbackRows),
     };
     let func = module.load_function(name).map_err(cuda_kernels::Error::from)?;
+    let seg = upload_offsets(gpu, layout)?;
     let (s, _gs) = src.device_ptr(gpu.stream());
     let (d, _gd) = dst.device_ptr_mut(gpu.stream());
-    launch(gpu, &func, kernel, Io { src: s, dst: d, n }, size_of::<T>(), layout, exclusive)
+    launch(gpu, &func, kernel, Io { src: s, dst: d, n }, size_of::<T>(), layout, seg.as_ref(), exclusive)
 }
 
 /// Host convenience: in-place inclusive scan with a user-defined operator.

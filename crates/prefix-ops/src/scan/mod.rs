@@ -26,6 +26,12 @@
 //! # Ok::<(), prefix_ops::Error>(())
 //! ```
 //!
+//! Rows and segments follow the crate's one convention ([`crate::segments`]): rows must divide
+//! the data, offsets are `usize`, start at 0, never decrease and end at the data's length.
+//! Two-dimensional arrays go through [`inclusive_rows_2d`] and [`exclusive_rows_2d`] (rows
+//! along the last axis, any layout). A panicking operator propagates to the caller on every
+//! path, the multi-threaded ones included.
+//!
 //! The CPU entry points here choose between the vectorised single-thread scan ([`single`]) and
 //! the multi-threaded chained scan ([`parallel`]) by size ([`parallel::PAR_THRESHOLD`]); [`reference`](mod@reference)
 //! holds the plain sequential loops used as oracles. The GPU side is in [`gpu`]; [`emulate`]
@@ -43,7 +49,10 @@ pub mod single;
 
 pub use op::{Add, BuiltinOp, Max, Min, Monoid, Mul, Segmented};
 
+use ndarray::ArrayViewMut2;
+
 use crate::error::{Error, Result};
+use crate::segments::check_offsets;
 
 /// In-place inclusive scan: `xs[i] <- xs[0] ⊕ … ⊕ xs[i]`. Empty input is a no-op.
 pub fn inclusive<T: Copy + Send + Sync, M: Monoid<T>>(xs: &mut [T], op: M) {
@@ -89,8 +98,8 @@ pub fn exclusive_into<T: Copy + Send + Sync, M: Monoid<T>>(src: &[T], dst: &mut 
 }
 
 /// Batched inclusive scan: `data` holds rows of `row_len` one after another, each scanned on its
-/// own. `data.len()` must be a multiple of `row_len` ([`Error::LengthMismatch`]); `row_len == 0`
-/// is [`Error::Invalid`] unless `data` is empty.
+/// own. Rows follow the convention of [`crate::segments`]: `data.len()` must be a multiple of
+/// `row_len` ([`Error::InvalidRows`]); `row_len == 0` only with empty data.
 pub fn inclusive_rows<T: Copy + Send + Sync, M: Monoid<T>>(
     data: &mut [T],
     row_len: usize,
@@ -110,9 +119,41 @@ pub fn exclusive_rows<T: Copy + Send + Sync, M: Monoid<T>>(
     rows::scan_rows(data, row_len, op, true)
 }
 
+/// Batched inclusive scan of the rows of a 2-D array (rows along the last axis), each row on
+/// its own, in place. Any layout: a row-major array is scanned where it lies, any other through
+/// a row-major copy. Errors only when that copy cannot be allocated ([`Error::Alloc`]).
+///
+/// ```
+/// use prefix_ops::ndarray::array;
+/// use prefix_ops::scan::{self, Add};
+/// let mut a = array![[1, 2, 3], [10, 20, 30]];
+/// scan::inclusive_rows_2d(a.view_mut(), Add)?;
+/// assert_eq!(a, array![[1, 3, 6], [10, 30, 60]]);
+/// // Column-major works too: the rows are still the last axis.
+/// let mut f = array![[1, 2, 3], [10, 20, 30]].reversed_axes().as_standard_layout().reversed_axes().to_owned();
+/// scan::inclusive_rows_2d(f.view_mut(), Add)?;
+/// assert_eq!(f, array![[1, 3, 6], [10, 30, 60]]);
+/// # Ok::<(), prefix_ops::Error>(())
+/// ```
+pub fn inclusive_rows_2d<T: Copy + Send + Sync, M: Monoid<T>>(
+    data: ArrayViewMut2<'_, T>,
+    op: M,
+) -> Result<()> {
+    crate::nd::on_rows(data, |flat, row_len| rows::scan_rows(flat, row_len, op, false))
+}
+
+/// Batched exclusive scan of the rows of a 2-D array (see [`inclusive_rows_2d`]).
+pub fn exclusive_rows_2d<T: Copy + Send + Sync, M: Monoid<T>>(
+    data: ArrayViewMut2<'_, T>,
+    op: M,
+) -> Result<()> {
+    crate::nd::on_rows(data, |flat, row_len| rows::scan_rows(flat, row_len, op, true))
+}
+
 /// Segmented inclusive scan with CSR offsets: segment `s` is `data[offsets[s]..offsets[s + 1]]`.
-/// `offsets` must start at 0, never decrease and end at `data.len()` ([`Error::InvalidOffsets`]);
-/// empty segments are allowed. Empty `data` with empty `offsets` is a no-op.
+/// Offsets follow the convention of [`crate::segments`]: they start at 0, never decrease and
+/// end at `data.len()` ([`Error::InvalidOffsets`]); empty segments are allowed; `[0]` is zero
+/// segments of empty data.
 pub fn inclusive_segments<T: Copy + Send + Sync, M: Monoid<T>>(
     data: &mut [T],
     offsets: &[usize],
@@ -120,7 +161,7 @@ pub fn inclusive_segments<T: Copy + Send + Sync, M: Monoid<T>>(
 ) -> Result<()> {
     let _span =
         tracing::debug_span!("scan::inclusive_segments", n = data.len(), segments = offsets.len()).entered();
-    segmented::check_offsets(data.len(), offsets)?;
+    check_offsets(data.len(), offsets)?;
     segmented::scan_offsets(data, offsets, op, false);
     Ok(())
 }
@@ -134,7 +175,7 @@ pub fn exclusive_segments<T: Copy + Send + Sync, M: Monoid<T>>(
 ) -> Result<()> {
     let _span =
         tracing::debug_span!("scan::exclusive_segments", n = data.len(), segments = offsets.len()).entered();
-    segmented::check_offsets(data.len(), offsets)?;
+    check_offsets(data.len(), offsets)?;
     segmented::scan_offsets(data, offsets, op, true);
     Ok(())
 }

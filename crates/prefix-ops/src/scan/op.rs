@@ -54,8 +54,9 @@ pub struct Min;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Max;
 
-/// A built-in operator the GPU kernels are instantiated for; `NAME` is the kernel-name part and
-/// `CUDA` the C expression of `combine(a, b)` (used in docs and by the NVRTC path).
+/// A built-in operator the GPU kernels are instantiated for; `NAME` is its part of the kernel
+/// names (`scan_lookback_<NAME>_<type>`). Operators of your own run on the GPU as CUDA C
+/// expressions instead ([`gpu::UserOp`](crate::scan::gpu::UserOp)).
 pub trait BuiltinOp<T>: Monoid<T> + Default + std::fmt::Debug + 'static {
     /// `"add"`, `"mul"`, `"min"` or `"max"`.
     const NAME: &'static str;

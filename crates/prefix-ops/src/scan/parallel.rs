@@ -20,6 +20,10 @@
 //! published, or is reducing (which needs nothing), so the chain always advances: no deadlock,
 //! whatever the number of workers.
 //!
+//! A panicking operator must not leave the others waiting: a worker that unwinds marks the
+//! chain as failed (a drop guard), every waiter gives up when it sees the mark, and
+//! `rayon::scope` then resumes the panic on the caller's thread.
+//!
 //! Results are deterministic: every prefix is `P_{i-1} ⊕ sum_i` in tile order, and the tiles
 //! depend only on the length and the element size, not on the number of threads or the timing.
 //!
@@ -58,6 +62,7 @@ pub fn scan<T: Copy + Send + Sync, M: Monoid<T>>(xs: &mut [T], op: M, exclusive:
     let ticket = AtomicUsize::new(0);
     let (len, data) = (xs.len(), SharedMut::new(xs));
     let worker = || {
+        let _poison = PoisonOnUnwind(&chain.failed);
         loop {
             let i = ticket.fetch_add(1, Ordering::Relaxed);
             if i >= tiles {
@@ -68,7 +73,13 @@ pub fn scan<T: Copy + Send + Sync, M: Monoid<T>>(xs: &mut [T], op: M, exclusive:
             // `xs` outlives the scope below.
             let part = unsafe { std::slice::from_raw_parts_mut(data.get().add(range.start), range.len()) };
             let sum = single::reduce(part, op);
-            let before = if i == 0 { op.identity() } else { chain.wait(i - 1) };
+            let before = if i == 0 {
+                op.identity()
+            } else {
+                // Another worker panicked: stop, and let the scope resume its panic.
+                let Some(p) = chain.wait(i - 1) else { return };
+                p
+            };
             chain.publish(i, op.combine(before, sum));
             if exclusive {
                 single::exclusive_from(part, before, op);
@@ -91,9 +102,21 @@ pub fn tile_len<T>() -> usize {
     (TILE_BYTES / size_of::<T>().max(1)).next_multiple_of(single::LANES)
 }
 
-/// The inclusive prefixes of the tiles, each published once.
+/// The inclusive prefixes of the tiles, each published once, and whether a worker died.
 struct Chain<T> {
     slots: Vec<Slot<T>>,
+    failed: AtomicBool,
+}
+
+/// Sets its flag when dropped during a panic, so the waiters of a dead worker's tile stop.
+struct PoisonOnUnwind<'a>(&'a AtomicBool);
+
+impl Drop for PoisonOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Release);
+        }
+    }
 }
 
 struct Slot<T> {
@@ -110,7 +133,7 @@ impl<T: Copy> Chain<T> {
         let slots = (0..tiles)
             .map(|_| Slot { ready: AtomicBool::new(false), value: UnsafeCell::new(MaybeUninit::uninit()) })
             .collect();
-        Chain { slots }
+        Chain { slots, failed: AtomicBool::new(false) }
     }
 
     fn publish(&self, i: usize, prefix: T) {
@@ -121,12 +144,16 @@ impl<T: Copy> Chain<T> {
         slot.ready.store(true, Ordering::Release);
     }
 
-    /// The inclusive prefix of tile `i`, once its owner has published it. Spins briefly, then
-    /// yields, so a descheduled owner on a loaded machine gets the core back.
-    fn wait(&self, i: usize) -> T {
+    /// The inclusive prefix of tile `i`, once its owner has published it, or `None` once any
+    /// worker has panicked (the owner may be dead). Spins briefly, then yields, so a
+    /// descheduled owner on a loaded machine gets the core back.
+    fn wait(&self, i: usize) -> Option<T> {
         let slot = &self.slots[i];
         let mut spins = 0u32;
         while !slot.ready.load(Ordering::Acquire) {
+            if self.failed.load(Ordering::Acquire) {
+                return None;
+            }
             if spins < 1 << 10 {
                 std::hint::spin_loop();
                 spins += 1;
@@ -135,6 +162,6 @@ impl<T: Copy> Chain<T> {
             }
         }
         // SAFETY: `ready` (acquire) orders this read after the owner's write.
-        unsafe { (*slot.value.get()).assume_init() }
+        Some(unsafe { (*slot.value.get()).assume_init() })
     }
 }

@@ -5,28 +5,11 @@ use rayon::prelude::*;
 
 use super::op::Monoid;
 use super::single;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::segments::check_rows;
 
 /// Elements a rayon task should hold at least, so short rows are grouped.
 const MIN_TASK_ELEMS: usize = 1 << 14;
-
-/// Checks that `len` elements split into whole rows of `row_len`.
-pub(crate) fn check_rows(len: usize, row_len: usize) -> Result<()> {
-    if len == 0 {
-        return Ok(());
-    }
-    if row_len == 0 {
-        return Err(Error::Invalid(format!("row length 0 with {len} elements")));
-    }
-    if !len.is_multiple_of(row_len) {
-        return Err(Error::LengthMismatch {
-            what: "data (whole rows)",
-            got: len,
-            expected: len / row_len * row_len,
-        });
-    }
-    Ok(())
-}
 
 /// Scans every row of `data` (rows of `row_len`) on its own, rows in parallel.
 pub(super) fn scan_rows<T: Copy + Send + Sync, M: Monoid<T>>(

@@ -10,37 +10,9 @@
 use rayon::prelude::*;
 
 use super::op::Monoid;
-use crate::error::{Error, Result};
 
 /// Tile length in elements.
 const TILE: usize = 1 << 15;
-
-/// Validates CSR offsets for `len` elements: `offsets[0] == 0`, non-decreasing, last `== len`.
-/// An empty `offsets` is accepted only for empty data (no segments).
-pub(crate) fn check_offsets(len: usize, offsets: &[usize]) -> Result<()> {
-    let Some((&first, &last)) = offsets.first().zip(offsets.last()) else {
-        return if len == 0 {
-            Ok(())
-        } else {
-            Err(Error::InvalidOffsets(format!("no offsets for {len} elements (need at least [0, {len}])")))
-        };
-    };
-    if first != 0 {
-        return Err(Error::InvalidOffsets(format!("offsets[0] = {first}, must be 0")));
-    }
-    if let Some(i) = offsets.windows(2).position(|w| w[1] < w[0]) {
-        return Err(Error::InvalidOffsets(format!(
-            "offsets decrease at {}: {} > {}",
-            i + 1,
-            offsets[i],
-            offsets[i + 1]
-        )));
-    }
-    if last != len {
-        return Err(Error::InvalidOffsets(format!("last offset {last} != data length {len}")));
-    }
-    Ok(())
-}
 
 /// Scans `tile` restarting at the local positions `heads` yields (ascending); returns
 /// `(any head, value after the last element)`. The part before the first head starts from the

@@ -69,10 +69,11 @@ pub fn plan_block(
     value_bytes: Option<usize>,
     shared_limit: usize,
 ) -> Option<BlockPlan> {
-    let log_n = row_len.max(4).next_power_of_two().trailing_zeros();
-    if log_n > MAX_LOG_N {
+    // Checked before rounding up: next_power_of_two overflows above 2^63.
+    if row_len > 1 << MAX_LOG_N {
         return None;
     }
+    let log_n = row_len.max(4).next_power_of_two().trailing_zeros();
     let n = 1u32 << log_n;
     let vt = if log_n > 12 { 8 } else { 1 };
     let threads_per_row = n / 4 / vt;
@@ -201,7 +202,7 @@ fn segments_impl<K: SortKey, V: SortValue>(
     offsets: &[usize],
     order: Order,
 ) -> Result<()> {
-    check_offsets(offsets, keys.len())?;
+    check_offsets(keys.len(), offsets)?;
     let vb = values.as_ref().map(|_| size_of::<V>());
     let limit = shared_limit(gpu.props());
     let _span =

@@ -8,6 +8,10 @@
 //! | [`segments`]`(&mut keys, &offsets, order)` | every segment `keys[offsets[i]..offsets[i+1]]` |
 //! | [`whole`]`(&mut keys, order)` | the whole slice |
 //! | [`rows_by_key`], [`segments_by_key`], [`whole_by_key`] | the same, moving `values` with their keys |
+//! | [`rows_2d`], [`rows_by_key_2d`] | the rows of 2-D `ndarray` arrays (rows along the last axis, any layout) |
+//!
+//! Rows and offsets follow the crate's one convention ([`crate::segments`]): offsets are
+//! `usize`, start at 0, never decrease and end at `keys.len()`, on the CPU and the GPU.
 //!
 //! Keys are `u32`, `i32`, `f32`, `u64`, `i64`, `f64` ([`SortKey`]). Floats follow a total order:
 //! `-inf < ... < -0.0 < +0.0 < ... < +inf < NaN`, NaNs last; [`Order::Descending`] is the exact
@@ -44,7 +48,10 @@ pub mod network;
 pub use cpu::{CpuPlan, NETWORK_MAX_LEN, plan_cpu};
 pub use key::{SortBits, SortKey, SortValue};
 
+use ndarray::ArrayViewMut2;
+
 use crate::error::{Error, Result};
+pub(crate) use crate::segments::{check_offsets, check_rows};
 
 /// The direction of a sort.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -70,7 +77,8 @@ impl Order {
 
 /// Sorts each row of `row_len` consecutive keys.
 ///
-/// Errors: `row_len == 0` with keys present, or `keys.len()` not a multiple of `row_len`.
+/// Errors: [`Error::InvalidRows`] when `keys.len()` is not a multiple of `row_len` (rows as in
+/// [`crate::segments`]).
 ///
 /// ```
 /// # use prefix_ops::sort::{self, Order};
@@ -102,12 +110,42 @@ pub fn rows_by_key<K: SortKey, V: Copy + Send + Sync>(
     Ok(())
 }
 
-/// Sorts each segment `keys[offsets[i]..offsets[i + 1]]`. Keys outside every segment (before
-/// `offsets[0]`, after the last offset) are left alone.
+/// Sorts each row of a 2-D array of keys (rows along the last axis), in place. Any layout: a
+/// row-major array is sorted where it lies, any other through a row-major copy. Errors only
+/// when that copy cannot be allocated ([`Error::Alloc`]).
 ///
-/// Errors: offsets that decrease or pass `keys.len()`.
+/// ```
+/// use prefix_ops::ndarray::array;
+/// use prefix_ops::sort::{self, Order};
+/// let mut k = array![[3.0f32, 1.0, 2.0], [9.0, 7.0, 8.0]];
+/// sort::rows_2d(k.view_mut(), Order::Ascending)?;
+/// assert_eq!(k, array![[1.0, 2.0, 3.0], [7.0, 8.0, 9.0]]);
+/// // Any view: here the columns of the transpose, i.e. a column-major layout.
+/// let mut t = array![[3, 9], [1, 7], [2, 8]];
+/// sort::rows_2d(t.view_mut().reversed_axes(), Order::Descending)?;
+/// assert_eq!(t, array![[3, 9], [2, 8], [1, 7]]);
+/// # Ok::<(), prefix_ops::Error>(())
+/// ```
+pub fn rows_2d<K: SortKey>(keys: ArrayViewMut2<'_, K>, order: Order) -> Result<()> {
+    crate::nd::on_rows(keys, |flat, row_len| rows(flat, row_len, order))
+}
+
+/// Sorts each row of a 2-D array of keys and applies the same permutation to the same row of
+/// `values` (same shape, else [`Error::ShapeMismatch`]); stable. Layouts as [`rows_2d`].
+pub fn rows_by_key_2d<K: SortKey, V: Copy + Send + Sync>(
+    keys: ArrayViewMut2<'_, K>,
+    values: ArrayViewMut2<'_, V>,
+    order: Order,
+) -> Result<()> {
+    crate::nd::on_rows_pair(keys, values, |k, v, row_len| rows_by_key(k, v, row_len, order))
+}
+
+/// Sorts each segment `keys[offsets[i]..offsets[i + 1]]`.
+///
+/// Errors: [`Error::InvalidOffsets`] for offsets that break the convention of
+/// [`crate::segments`] (start at 0, never decrease, end at `keys.len()`).
 pub fn segments<K: SortKey>(keys: &mut [K], offsets: &[usize], order: Order) -> Result<()> {
-    check_offsets(offsets, keys.len())?;
+    check_offsets(keys.len(), offsets)?;
     let _span = tracing::debug_span!("sort::segments", n = keys.len(), segments = offsets.len()).entered();
     cpu::segments(keys, offsets, order);
     Ok(())
@@ -123,7 +161,7 @@ pub fn segments_by_key<K: SortKey, V: Copy + Send + Sync>(
     order: Order,
 ) -> Result<()> {
     check_values(keys.len(), values.len())?;
-    check_offsets(offsets, keys.len())?;
+    check_offsets(keys.len(), offsets)?;
     let _span = tracing::debug_span!("sort::segments_by_key", n = keys.len()).entered();
     cpu::segments_by_key(keys, values, offsets, order);
     Ok(())
@@ -149,39 +187,9 @@ pub fn whole_by_key<K: SortKey, V: Copy + Send + Sync>(
     Ok(())
 }
 
-pub(crate) fn check_rows(len: usize, row_len: usize) -> Result<()> {
-    if len == 0 {
-        return Ok(());
-    }
-    if row_len == 0 {
-        return Err(Error::Invalid("sort: row_len must be positive".into()));
-    }
-    if !len.is_multiple_of(row_len) {
-        return Err(Error::Invalid(format!("sort: {len} keys are not a whole number of rows of {row_len}")));
-    }
-    Ok(())
-}
-
 pub(crate) fn check_values(keys: usize, values: usize) -> Result<()> {
     if keys != values {
         return Err(Error::LengthMismatch { what: "values", got: values, expected: keys });
-    }
-    Ok(())
-}
-
-pub(crate) fn check_offsets(offsets: &[usize], len: usize) -> Result<()> {
-    if let Some(i) = offsets.windows(2).position(|w| w[1] < w[0]) {
-        return Err(Error::InvalidOffsets(format!(
-            "offsets[{}] = {} is below offsets[{i}] = {}",
-            i + 1,
-            offsets[i + 1],
-            offsets[i]
-        )));
-    }
-    if let Some(&last) = offsets.last()
-        && last > len
-    {
-        return Err(Error::InvalidOffsets(format!("last offset {last} is past the {len} keys")));
     }
     Ok(())
 }

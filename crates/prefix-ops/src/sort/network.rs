@@ -11,7 +11,11 @@
 
 use super::key::SortBits;
 
-/// Sorts `a` ascending with the comb network; `a.len()` must be a power of two (or 0).
+/// Sorts `a` ascending with the comb network.
+///
+/// # Panics
+/// When `a.len()` is neither 0 nor a power of two: the network is defined for `2^k` keys only
+/// (pad shorter rows with [`SortBits::MAX`]).
 #[inline]
 pub fn sort_bits<U: SortBits>(a: &mut [U]) {
     comb_network(a, |x, y| {
@@ -21,8 +25,10 @@ pub fn sort_bits<U: SortBits>(a: &mut [U]) {
     });
 }
 
-/// Sorts `(key, tag)` pairs ascending by key, then tag, with the comb network; `a.len()` must
-/// be a power of two (or 0).
+/// Sorts `(key, tag)` pairs ascending by key, then tag, with the comb network.
+///
+/// # Panics
+/// When `a.len()` is neither 0 nor a power of two.
 #[inline]
 pub fn sort_tagged<U: SortBits>(a: &mut [(U, u32)]) {
     comb_network(a, cas_pair);
@@ -33,7 +39,8 @@ pub fn sort_tagged<U: SortBits>(a: &mut [(U, u32)]) {
 /// `i` with `i + j`.
 #[inline(always)]
 fn comb_network<E>(a: &mut [E], cas: impl Fn(&mut E, &mut E)) {
-    debug_assert!(a.len() <= 1 || a.len().is_power_of_two());
+    // A wrong length would leave keys unsorted without a sign: refuse it.
+    assert!(a.len() <= 1 || a.len().is_power_of_two(), "the comb network sorts 2^k keys, not {}", a.len());
     let n = a.len();
     let mut size = 2;
     while size <= n {
@@ -68,7 +75,11 @@ fn cas_pair<U: SortBits>(x: &mut (U, u32), y: &mut (U, u32)) {
 
 /// The comparator layers of the comb network on `2^log_n` keys, as `(lower, upper)` index
 /// pairs: the network [`sort_bits`] runs, written out for tests and for teaching.
+///
+/// # Panics
+/// When `log_n > 24` (the listing alone would take gigabytes).
 pub fn comb_layers(log_n: u32) -> Vec<Vec<(usize, usize)>> {
+    assert!(log_n <= 24, "comb_layers lists networks of up to 2^24 keys, not 2^{log_n}");
     let n = 1usize << log_n;
     let mut layers = Vec::new();
     for s in 1..=log_n {

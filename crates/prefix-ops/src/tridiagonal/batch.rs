@@ -63,25 +63,15 @@ impl<'a, T: Real> TridiagonalBatch<'a, T> {
         Self::new(a, b, c, m, Layout::Interleaved)
     }
 
-    /// A batch in `layout`. Errors: `m = 0` with data, a length that is not a multiple of `m`,
-    /// or diagonals of different lengths.
+    /// A batch in `layout`. Errors: diagonals of different lengths ([`Error::LengthMismatch`]),
+    /// or a length that is not a whole number of systems of size `m`, `m = 0` with data
+    /// included ([`Error::InvalidRows`], the rows convention of [`crate::segments`]).
     pub fn new(a: &'a [T], b: &'a [T], c: &'a [T], m: usize, layout: Layout) -> Result<Self> {
         let n = b.len();
         check_len("a (sub-diagonal)", a.len(), n)?;
         check_len("c (super-diagonal)", c.len(), n)?;
-        if m == 0 {
-            return if n == 0 {
-                Ok(TridiagonalBatch { a, b, c, m, systems: 0, layout })
-            } else {
-                Err(Error::Invalid("tridiagonal: system size m = 0 with non-empty diagonals".into()))
-            };
-        }
-        if !n.is_multiple_of(m) {
-            return Err(Error::Invalid(format!(
-                "tridiagonal: diagonal length {n} is not a multiple of the system size m = {m}"
-            )));
-        }
-        Ok(TridiagonalBatch { a, b, c, m, systems: n / m, layout })
+        let systems = crate::segments::check_rows(n, m)?;
+        Ok(TridiagonalBatch { a, b, c, m, systems, layout })
     }
 
     /// The size `m` of each system.

@@ -55,7 +55,8 @@ pub(crate) fn cr_pcr<T: Real>(eqs: &[Equation<T>], pcr_size: usize) -> Vec<T> {
         return Vec::new();
     }
     let n = m.next_power_of_two();
-    let pcr_size = pcr_size.max(1).next_power_of_two().min(n);
+    // Clamp before rounding: next_power_of_two overflows above 2^63.
+    let pcr_size = pcr_size.clamp(1, n).next_power_of_two();
     let mut e = padded(eqs, n);
     // Forward: after step k the equations i = 2^k - 1 (mod 2^k) couple x[i -+ 2^k].
     let mut level = 0;

@@ -43,6 +43,11 @@ pub fn choose(m: usize, systems: usize, layout: Layout, elem_bytes: usize) -> So
 }
 
 /// A batch whose diagonals live on the device.
+///
+/// Its data cannot be checked for diagonal dominance on the host, so [`Solver::Auto`] pivots
+/// (the `gtsv` kernel, one thread per system) unless the batch is
+/// [declared dominant](GpuBatch::assume_diagonally_dominant); then `Auto` is the dispatcher
+/// [`choose`]. [`TridiagonalBatch::solve_gpu`] checks host data and declares it for you.
 #[derive(Debug)]
 pub struct GpuBatch<'a, T: Real> {
     a: &'a DeviceBuffer<T>,
@@ -51,6 +56,7 @@ pub struct GpuBatch<'a, T: Real> {
     m: usize,
     systems: usize,
     layout: Layout,
+    dominant: bool,
 }
 
 impl<'a, T: Real> GpuBatch<'a, T> {
@@ -65,12 +71,21 @@ impl<'a, T: Real> GpuBatch<'a, T> {
         let n = b.len();
         super::batch::check_len("a (sub-diagonal)", a.len(), n)?;
         super::batch::check_len("c (super-diagonal)", c.len(), n)?;
-        if m == 0 && n > 0 || m > 0 && !n.is_multiple_of(m) || m > u32::MAX as usize {
-            return Err(Error::Invalid(format!(
-                "tridiagonal gpu: {n} elements do not form systems of size {m}"
-            )));
+        let systems = crate::segments::check_rows(n, m)?;
+        if m > u32::MAX as usize {
+            return Err(Error::Invalid(format!("tridiagonal gpu: system size {m} above 2^32 - 1")));
         }
-        Ok(GpuBatch { a, b, c, m, systems: n.checked_div(m).unwrap_or(0), layout })
+        Ok(GpuBatch { a, b, c, m, systems, layout, dominant: false })
+    }
+
+    /// Declares every system diagonally dominant by rows in the sense of
+    /// [`Dominance`](super::Dominance) (`Weak` or `Strict`), so that [`Solver::Auto`] may take
+    /// the dispatcher's fast solvers, which do not pivot. The declaration is not checked: on a
+    /// batch that is not dominant, those solvers can return wrong values, NaN or infinity
+    /// without an error.
+    pub fn assume_diagonally_dominant(mut self) -> Self {
+        self.dominant = true;
+        self
     }
 
     /// Solves into `x` (device memory, same length as `d`) with `solver`.
@@ -88,7 +103,10 @@ impl<'a, T: Real> GpuBatch<'a, T> {
             return Ok(());
         }
         let solver = match solver {
-            Solver::Auto => choose(self.m, self.systems, self.layout, std::mem::size_of::<T>()),
+            Solver::Auto if self.dominant => {
+                choose(self.m, self.systems, self.layout, std::mem::size_of::<T>())
+            }
+            Solver::Auto => Solver::PivotingLu,
             s => s,
         };
         let _span = tracing::debug_span!("tridiagonal_gpu", ?solver, m = self.m, g = self.systems).entered();
@@ -117,6 +135,8 @@ impl<'a, T: Real> GpuBatch<'a, T> {
 impl<T: Real> TridiagonalBatch<'_, T> {
     /// Uploads the batch and `d`, solves on `gpu` with `solver`, and downloads the solution
     /// into `d`. Convenient for tests and one-off solves; keep data resident with [`GpuBatch`].
+    /// With [`Solver::Auto`] the host data are checked for [dominance](Self::dominance) first:
+    /// dominant batches go to the dispatcher [`choose`], the others to the pivoting kernel.
     pub fn solve_gpu(&self, gpu: &Gpu, solver: Solver, d: &mut [T]) -> Result<()> {
         self.check_rhs("d (right-hand side)", d.len())?;
         // Nothing to solve, and nothing to upload: the driver refuses zero-byte allocations.
@@ -126,7 +146,11 @@ impl<T: Real> TridiagonalBatch<'_, T> {
         let (a, b, c) = (gpu.upload(self.a)?, gpu.upload(self.b)?, gpu.upload(self.c)?);
         let dd = gpu.upload(d)?;
         let mut x = gpu.zeros::<T>(d.len())?;
-        GpuBatch::new(&a, &b, &c, self.m, self.layout)?.solve_into(gpu, solver, &dd, &mut x)?;
+        let mut batch = GpuBatch::new(&a, &b, &c, self.m, self.layout)?;
+        if solver == Solver::Auto && self.dominance() != super::Dominance::None {
+            batch = batch.assume_diagonally_dominant();
+        }
+        batch.solve_into(gpu, solver, &dd, &mut x)?;
         d.copy_from_slice(&gpu.download(&x)?);
         Ok(())
     }

@@ -1,12 +1,16 @@
 //! Batched tridiagonal solvers on CPU and GPU.
 //!
 //! A batch holds `G` systems of size `m`,
-//! `a_k x_{k-1} + b_k x_k + c_k x_{k+1} = d_k` for `k = 0 .. m`, stored
+//! `a_k x_{k-1} + b_k x_k + c_k x_{k+1} = d_k` for `k = 0 .. m-1` (`a_0` and `c_{m-1}` are
+//! ignored), stored
 //! [strided](Layout::Strided) (systems one after another) or [interleaved](Layout::Interleaved)
 //! (element `k` of every system adjacent), in `f32` or `f64`.
 //!
-//! - [`TridiagonalBatch`]: the problem; [`TridiagonalBatch::solve`] picks a fast CPU solver,
-//!   [`TridiagonalBatch::solve_with`] takes a [`Solver`].
+//! - [`TridiagonalBatch`]: the problem; [`TridiagonalBatch::solve`] is the safe default
+//!   ([`Solver::Auto`]: partial pivoting as LAPACK `gtsv`, or the fast Thomas solvers when the
+//!   batch is proven [diagonally dominant](TridiagonalBatch::dominance));
+//!   [`TridiagonalBatch::solve_with`] takes any [`Solver`] by name.
+//! - [`solve_2d`] and [`solve_2d_with`]: the same for systems in the rows of `ndarray` arrays.
 //! - [`ThomasFactors`]: one system, many right-hand sides.
 //! - [`TridiagonalBatch::residual`] and [`TridiagonalBatch::accuracy`]: how good a solution is.
 //! - [`gpu`]: the same algorithms as CUDA kernels, and a dispatcher.
@@ -19,8 +23,10 @@
 mod accuracy;
 mod batch;
 mod cyclic;
+mod dominance;
 mod equation;
 pub mod gpu;
+mod nd;
 mod pivoting;
 mod real;
 mod rr;
@@ -31,6 +37,8 @@ mod wang_mou;
 
 pub use accuracy::AccuracyReport;
 pub use batch::{Layout, TridiagonalBatch};
+pub use dominance::Dominance;
+pub use nd::{solve_2d, solve_2d_with};
 pub use real::Real;
 pub use rr::RrNetwork;
 pub use solve::Solver;

@@ -3,6 +3,7 @@
 use rayon::prelude::*;
 
 use super::batch::{Layout, TridiagonalBatch};
+use super::dominance::Dominance;
 use super::equation::Equation;
 use super::real::Real;
 use super::rr::RrNetwork;
@@ -11,21 +12,35 @@ use super::{cyclic, pivoting, rr, tpr, wang_mou};
 use crate::{Error, Result};
 
 /// The tridiagonal algorithms, for the CPU ([`TridiagonalBatch::solve_with`]) and the GPU
-/// ([`TridiagonalBatch::solve_gpu`], [`gpu::GpuBatch`](super::gpu::GpuBatch)). All but
-/// [`Solver::PivotingLu`] eliminate without pivoting and are meant for diagonally dominant (or
-/// otherwise safely factorable) systems.
+/// ([`TridiagonalBatch::solve_gpu`], [`gpu::GpuBatch`](super::gpu::GpuBatch)).
+///
+/// **The default is safe.** [`Solver::Auto`] pivots (LAPACK `gtsv`) unless the batch is proven
+/// safe for elimination without pivoting by its [diagonal dominance](TridiagonalBatch::dominance),
+/// checked in one pass; then it runs the fast Thomas solvers. Every other variant is the named
+/// algorithm as is: all but [`Solver::PivotingLu`] eliminate **without pivoting**, and are
+/// meant for diagonally dominant (or otherwise safely factorable) systems. On other systems
+/// they can return wrong values without an error (Thomas gives `x = [0, 1, 2]` for a system
+/// whose answer is `[-1, 1, 2]` at a pivot of `1e-17`).
 ///
 /// Failure behaviour on the CPU: `Thomas*` and `PivotingLu` return [`Error::ZeroPivot`] on an
-/// exactly zero pivot; the parallel algorithms (CR, PCR, CR-PCR, RR, WM, TPR) never check and
-/// return NaN or infinity for the systems they cannot solve. On the GPU no solver checks: a
-/// system that cannot be solved comes back as NaN or infinity. Non-finite inputs propagate to NaN
-/// in that system's solution (other systems of the batch are unaffected). No solver loops on
-/// data, so none can hang.
+/// exactly zero pivot (for `PivotingLu`, a singular matrix); the parallel algorithms (CR, PCR,
+/// CR-PCR, RR, WM, TPR) never check and return NaN or infinity for the systems they cannot
+/// solve. On the GPU no solver checks: a system that cannot be solved comes back as NaN or
+/// infinity. A NaN or infinite coefficient or right-hand side can make any unknown of its
+/// system NaN or infinite (not necessarily all of them, and infinities may stay infinities);
+/// the other systems of the batch are unaffected, and [`TridiagonalBatch::residual`] of such a
+/// solution is NaN. No solver loops on data, so none can hang.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum Solver {
-    /// On the CPU, [`Solver::ThomasParallel`] for strided batches and [`Solver::ThomasLanes`]
-    /// for interleaved ones; on the GPU, the dispatcher [`gpu::choose`](super::gpu::choose).
+    /// The safe default. On the CPU: a strictly or weakly diagonally dominant batch
+    /// ([`Dominance`](super::Dominance)) is solved with [`Solver::ThomasParallel`] (strided) or
+    /// [`Solver::ThomasLanes`] (interleaved); any other batch with [`Solver::PivotingLu`]; a
+    /// weakly dominant batch whose Thomas solve meets a zero pivot by rounding is solved again
+    /// with `PivotingLu`. On the GPU, [`TridiagonalBatch::solve_gpu`] checks the host data the
+    /// same way and then uses the dispatcher [`gpu::choose`](super::gpu::choose) or the pivoting
+    /// kernel; a [`GpuBatch`](super::gpu::GpuBatch) cannot be checked on the host and pivots
+    /// unless it was [declared dominant](super::gpu::GpuBatch::assume_diagonally_dominant).
     #[default]
     Auto,
     /// Thomas. On the CPU sequential, one system after another: the reference. On the GPU one
@@ -46,7 +61,8 @@ pub enum Solver {
     ParallelCyclicReduction,
     /// CR until `pcr_size` equations remain, then PCR, then CR back substitution.
     CrPcr {
-        /// System size at which CR hands over to PCR (rounded up to a power of two).
+        /// System size at which CR hands over to PCR: any value, rounded up to a power of two
+        /// and clamped to `1 ..= m` rounded up (so 0 and 1 are plain CR, `usize::MAX` plain PCR).
         pcr_size: usize,
     },
     /// Redundant Reduction, an RR scan over `network`. **Unstable by construction**, hence
@@ -57,17 +73,20 @@ pub enum Solver {
     RedundantReduction(RrNetwork),
     /// Wang & Mou block diagonalisation.
     WangMou,
-    /// Tree-Partitioning Reduction with slices of `slice` equations (a power of two; larger is
-    /// more accurate on Poisson-like systems, smaller exposes more parallelism).
+    /// Tree-Partitioning Reduction with slices of `S` equations (larger is more accurate on
+    /// Poisson-like systems, smaller exposes more parallelism).
     Tpr {
-        /// Slice size `S`.
+        /// Slice size `S`: at least 1 (0 is [`Error::Invalid`]); rounded up to a power of two
+        /// (at least 2) and clamped to `m` rounded up to a power of two. The GPU accepts
+        /// `2 ..= 2048`.
         slice: usize,
     },
 }
 
 impl<T: Real> TridiagonalBatch<'_, T> {
-    /// Solves every system in place with [`Solver::Auto`]: `d` holds the right-hand sides on
-    /// entry and the solutions on return, in the batch's layout.
+    /// Solves every system in place with [`Solver::Auto`], the safe default (partial pivoting
+    /// unless the batch is proven diagonally dominant, then the fast Thomas solvers): `d` holds
+    /// the right-hand sides on entry and the solutions on return, in the batch's layout.
     pub fn solve(&self, d: &mut [T]) -> Result<()> {
         self.solve_with(Solver::Auto, d)
     }
@@ -89,11 +108,10 @@ impl<T: Real> TridiagonalBatch<'_, T> {
         let _span = tracing::debug_span!("tridiagonal_cpu", ?solver, m = self.m, g = self.systems).entered();
         let (a, b, c, m) = (self.a, self.b, self.c, self.m);
         match (solver, self.layout) {
-            (Solver::Auto | Solver::ThomasParallel, Layout::Strided) => thomas_strided_par(a, b, c, d, m),
+            (Solver::Auto, _) => self.solve_auto(d),
+            (Solver::ThomasParallel, Layout::Strided) => thomas_strided_par(a, b, c, d, m),
             (Solver::Thomas, Layout::Strided) => thomas_strided_seq(a, b, c, d, m),
-            (Solver::Auto | Solver::ThomasLanes, Layout::Interleaved) => {
-                thomas_interleaved(a, b, c, d, m, self.systems)
-            }
+            (Solver::ThomasLanes, Layout::Interleaved) => thomas_interleaved(a, b, c, d, m, self.systems),
             (Solver::ThomasLanes, Layout::Strided) => self.via_transpose(d),
             (Solver::Thomas | Solver::ThomasParallel, Layout::Interleaved) => {
                 self.per_system(d, solver == Solver::ThomasParallel, |g, e| thomas_checked(g, e))
@@ -116,6 +134,11 @@ impl<T: Real> TridiagonalBatch<'_, T> {
     }
 
     /// The LU factors of a single system (`G = 1`), for solving many right-hand sides.
+    ///
+    /// The factors are Thomas's, without pivoting, so the system must be diagonally dominant
+    /// ([`Dominance::Weak`] or [`Dominance::Strict`], checked here): any other system is an
+    /// [`Error::Invalid`] rather than factors that may give wrong answers; solve such a system
+    /// with [`solve`](Self::solve), which pivots.
     pub fn factor(&self) -> Result<ThomasFactors<T>> {
         if self.systems != 1 {
             return Err(Error::Invalid(format!(
@@ -123,7 +146,38 @@ impl<T: Real> TridiagonalBatch<'_, T> {
                 self.systems
             )));
         }
+        if self.dominance() == Dominance::None {
+            return Err(Error::Invalid(
+                "tridiagonal: factor() does not pivot and needs a diagonally dominant system; \
+                 solve() pivots"
+                    .into(),
+            ));
+        }
         ThomasFactors::new(self.a, self.b, self.c)
+    }
+
+    /// [`Solver::Auto`]: the layout's fast Thomas where dominance proves it safe, else pivoting.
+    fn solve_auto(&self, d: &mut [T]) -> Result<()> {
+        let fast = |d: &mut [T]| match self.layout {
+            Layout::Strided => thomas_strided_par(self.a, self.b, self.c, d, self.m),
+            Layout::Interleaved => thomas_interleaved(self.a, self.b, self.c, d, self.m, self.systems),
+        };
+        match self.dominance() {
+            Dominance::Strict => fast(d),
+            Dominance::Weak => {
+                // Rounding can still produce a zero pivot here (see `dominance`): keep the
+                // right-hand sides to solve again with pivoting.
+                let saved = crate::alloc::try_copy(d, "tridiagonal: right-hand sides kept for the fallback")?;
+                match fast(d) {
+                    Err(Error::ZeroPivot { .. }) => {
+                        d.copy_from_slice(&saved);
+                        pivoting::solve_pivoting(self, d)
+                    }
+                    other => other,
+                }
+            }
+            Dominance::None => pivoting::solve_pivoting(self, d),
+        }
     }
 
     /// Gathers each system as equations, solves it with `f`, and scatters the solution back.
@@ -148,16 +202,17 @@ impl<T: Real> TridiagonalBatch<'_, T> {
     /// Strided batch through the lane solver: transpose to interleaved, solve, transpose back.
     fn via_transpose(&self, d: &mut [T]) -> Result<()> {
         let (m, g) = (self.m, self.systems);
-        let tr = |v: &[T]| -> Vec<T> {
-            let mut out = vec![T::zero(); v.len()];
+        let tr = |v: &[T]| -> Result<Vec<T>> {
+            let mut out = crate::alloc::try_with_capacity(v.len(), "tridiagonal: transposed copy")?;
+            out.resize(v.len(), T::zero());
             for s in 0..g {
                 for k in 0..m {
                     out[k * g + s] = v[s * m + k];
                 }
             }
-            out
+            Ok(out)
         };
-        let (a, b, c, mut x) = (tr(self.a), tr(self.b), tr(self.c), tr(d));
+        let (a, b, c, mut x) = (tr(self.a)?, tr(self.b)?, tr(self.c)?, tr(d)?);
         thomas_interleaved(&a, &b, &c, &mut x, m, g)?;
         for s in 0..g {
             for k in 0..m {

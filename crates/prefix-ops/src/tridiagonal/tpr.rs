@@ -75,7 +75,8 @@ pub(crate) fn tpr<T: Real>(eqs: &[Equation<T>], slice: usize) -> Vec<T> {
         return Vec::new();
     }
     let n = m.next_power_of_two();
-    let s = slice.max(2).next_power_of_two().min(n);
+    // Clamp before rounding: next_power_of_two overflows above 2^63.
+    let s = slice.clamp(2, n.max(2)).next_power_of_two().min(n);
     let orig = padded(eqs, n);
     let mut e = orig.clone();
     let tops: Vec<Equation<T>> = e.chunks_mut(s).map(slice_reduce).collect();

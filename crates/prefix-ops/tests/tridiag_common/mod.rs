@@ -5,6 +5,7 @@ use prefix_ops::tridiagonal::{Layout, Real};
 use rand::Rng;
 
 /// Diagonals and right-hand side of a batch, in some layout.
+#[derive(Clone)]
 pub struct Problem<T> {
     pub a: Vec<T>,
     pub b: Vec<T>,
