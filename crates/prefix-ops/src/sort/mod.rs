@@ -40,8 +40,10 @@ pub mod emulate;
 pub mod gpu;
 mod key;
 pub mod network;
+mod radix;
+mod simd;
 
-pub use cpu::{CpuPlan, NETWORK_MAX_LEN, plan_cpu};
+pub use cpu::{CpuPlan, NETWORK_MAX_LEN, PAR_DIGIT_BITS, RADIX_PAR_MIN, RADIX_ROW_MIN, SEQ_DIGIT_BITS, plan_cpu};
 pub use key::{SortBits, SortKey, SortValue};
 
 use crate::error::{Error, Result};
