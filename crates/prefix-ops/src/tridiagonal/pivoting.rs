@@ -67,10 +67,15 @@ pub(crate) fn solve_pivoting<T: Real>(batch: &TridiagonalBatch<'_, T>, d: &mut [
             )
         }
         Layout::Interleaved => {
-            if g >= INTERLEAVED_LANES {
+            // The widest groups that still give every thread one: few long systems trade lanes
+            // (latency hiding) for threads.
+            let threads = rayon::current_num_threads();
+            if g / INTERLEAVED_LANES >= threads {
                 interleaved::<T, INTERLEAVED_LANES>(a, b, c, d, m, g)
-            } else if g >= 4 {
+            } else if g / 4 >= threads {
                 interleaved::<T, 4>(a, b, c, d, m, g)
+            } else if g / 2 >= threads {
+                interleaved::<T, 2>(a, b, c, d, m, g)
             } else {
                 interleaved::<T, 1>(a, b, c, d, m, g)
             }
