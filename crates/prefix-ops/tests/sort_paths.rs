@@ -139,7 +139,17 @@ fn few_long_rows_and_segments_sort_in_parallel() {
 /// Keys drawn from a small pool with NaNs of both signs, both zeros and infinities, so that
 /// short random vectors are full of ties.
 fn tricky_f64() -> impl Strategy<Value = f64> {
-    prop::sample::select(vec![f64::NAN, -f64::NAN, -0.0, 0.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, 2.5])
+    prop::sample::select(vec![
+        f64::NAN,
+        -f64::NAN,
+        -0.0,
+        0.0,
+        1.0,
+        -1.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        2.5,
+    ])
 }
 
 proptest! {

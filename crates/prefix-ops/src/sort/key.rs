@@ -54,7 +54,7 @@ impl SortBits for u64 {
     const BITS: u32 = u64::BITS;
     #[inline(always)]
     fn to_u64(self) -> u64 {
-        self as u64
+        self
     }
     #[inline(always)]
     fn from_u64(v: u64) -> Self {

@@ -12,7 +12,6 @@
 
 use rayon::prelude::*;
 
-
 /// Digit width of the parallel sort (a tuning parameter): 11 bits sort 32-bit keys in 3
 /// passes and 64-bit keys in 6, against 4 and 8 with bytes, and 2^11 buckets of write-combining
 /// buffers (128 KiB of 8-byte elements) still fit the L2 cache.
@@ -53,7 +52,8 @@ pub(crate) fn sort_seq<E: Copy, F: Fn(&E) -> u64>(data: &mut [E], tmp: &mut Vec<
         let mut offsets = [0usize; 1 << D];
         exclusive_prefix(h, &mut offsets);
         let shift = p as u32 * D;
-        let (src, dst): (&[E], &mut [E]) = if in_data { (&*data, &mut tmp[..]) } else { (&tmp[..], &mut *data) };
+        let (src, dst): (&[E], &mut [E]) =
+            if in_data { (&*data, &mut tmp[..]) } else { (&tmp[..], &mut *data) };
         for x in src {
             let b = ((key(x) >> shift) & mask) as usize;
             dst[offsets[b]] = *x;
@@ -108,16 +108,15 @@ where
         let chunk = n.div_ceil(chunks);
         let chunks = n.div_ceil(chunk);
         let first: Vec<Vec<u32>> = data.par_chunks(chunk).map(|c| Self::histogram_all(c, key)).collect();
-        let global: Vec<usize> =
-            (0..P << D).map(|i| first.iter().map(|h| h[i] as usize).sum()).collect();
-        let active: Vec<usize> =
-            (0..P).filter(|&p| !global[p << D..(p + 1) << D].contains(&n)).collect();
+        let global: Vec<usize> = (0..P << D).map(|i| first.iter().map(|h| h[i] as usize).sum()).collect();
+        let active: Vec<usize> = (0..P).filter(|&p| !global[p << D..(p + 1) << D].contains(&n)).collect();
         if active.is_empty() {
             return;
         }
         let mut tmp: Vec<E> = Vec::with_capacity(n);
         let bufs = [Buffer(data.as_mut_ptr()), Buffer(tmp.as_mut_ptr())];
-        let mut counts: Vec<Vec<u32>> = first.iter().map(|h| h[active[0] << D..(active[0] + 1) << D].to_vec()).collect();
+        let mut counts: Vec<Vec<u32>> =
+            first.iter().map(|h| h[active[0] << D..(active[0] + 1) << D].to_vec()).collect();
         for (i, &p) in active.iter().enumerate() {
             let (src, dst) = (bufs[i % 2], bufs[(i + 1) % 2]);
             // SAFETY: `src` holds n initialised elements: `data`, or `tmp` after the previous
@@ -184,7 +183,7 @@ where
         // Slot `fill[b]` of bucket b's line goes to `dst[base[b] + fill[b]]`; slots below
         // `lo[b]` are not the bucket's (its first line starts mid-line).
         let (mut fill, mut lo, mut base) = (vec![0u32; 1 << D], vec![0u32; 1 << D], vec![0usize; 1 << D]);
-        let line_elems = if LINE % size_of::<E>().max(1) == 0 { w } else { 1 };
+        let line_elems = if LINE.is_multiple_of(size_of::<E>().max(1)) { w } else { 1 };
         for b in 0..Self::BUCKETS {
             let skew = ((dst as usize / size_of::<E>().max(1)) + off[b]) % line_elems;
             fill[b] = skew as u32;

@@ -41,12 +41,14 @@ mod x86 {
     pub(super) unsafe fn sort_rows_avx2<K: SortKey>(keys: &mut [K], row_len: usize, flip: u32) {
         let p = row_len.next_power_of_two().max(GROUP);
         let mut groups = keys.chunks_exact_mut(row_len * GROUP);
-        // SAFETY (all calls below): AVX2 is available (this function's contract).
         for g in groups.by_ref() {
-            match p {
-                8 => unsafe { sort_group::<K, 8>(g, row_len, flip) },
-                16 => unsafe { sort_group::<K, 16>(g, row_len, flip) },
-                _ => unsafe { sort_group::<K, 32>(g, row_len, flip) },
+            // SAFETY: AVX2 is available (this function's contract).
+            unsafe {
+                match p {
+                    8 => sort_group::<K, 8>(g, row_len, flip),
+                    16 => sort_group::<K, 16>(g, row_len, flip),
+                    _ => sort_group::<K, 32>(g, row_len, flip),
+                }
             }
         }
         let flip_bits = K::Bits::from_u64(flip as u64);
@@ -69,8 +71,9 @@ mod x86 {
         let mut cols = [_mm256_setzero_si256(); P];
         for blk in 0..P / GROUP {
             // SAFETY: each row of `bits` has P >= 8 (blk + 1) u32, so the unaligned loads stay inside.
-            let r: [__m256i; GROUP] =
-                std::array::from_fn(|i| unsafe { _mm256_loadu_si256(bits[i][blk * GROUP..].as_ptr().cast()) });
+            let r: [__m256i; GROUP] = std::array::from_fn(|i| unsafe {
+                _mm256_loadu_si256(bits[i][blk * GROUP..].as_ptr().cast())
+            });
             cols[blk * GROUP..(blk + 1) * GROUP].copy_from_slice(&transpose(r));
         }
         comb(&mut cols);

@@ -52,12 +52,13 @@ pub(crate) fn solve_pivoting<T: Real>(batch: &TridiagonalBatch<'_, T>, d: &mut [
                         let base = g0 * m;
                         let at = |l: usize, k: usize| base + l * m + k;
                         let dl = dp.wrapping_sub(g_task * m);
-                        // SAFETY (both calls): dl.add(at(l, k)) is element k of system g0 + l,
-                        // inside `chunk`, which this task alone holds.
                         if systems - s >= L {
+                            // SAFETY: dl.add(at(l, k)) is element k of system g0 + l, inside
+                            // `chunk`, which this task alone holds.
                             unsafe { Lanes::<T, L> { a, b, c, m, g0 }.solve(dl, &at, scratch)? };
                             s += L;
                         } else {
+                            // SAFETY: as above, for the one system g0.
                             unsafe { Lanes::<T, 1> { a, b, c, m, g0 }.solve(dl, &at, scratch)? };
                             s += 1;
                         }
@@ -85,7 +86,14 @@ pub(crate) fn solve_pivoting<T: Real>(batch: &TridiagonalBatch<'_, T>, d: &mut [
 
 /// An interleaved batch in groups of `L` adjacent systems (a last partial group one system at a
 /// time), groups spread over rayon's threads.
-fn interleaved<T: Real, const L: usize>(a: &[T], b: &[T], c: &[T], d: &mut [T], m: usize, g: usize) -> Result<()> {
+fn interleaved<T: Real, const L: usize>(
+    a: &[T],
+    b: &[T],
+    c: &[T],
+    d: &mut [T],
+    m: usize,
+    g: usize,
+) -> Result<()> {
     let out = Out(d.as_mut_ptr());
     let full = g / L;
     let groups_per_task = (MIN_UNKNOWNS_PER_TASK / (m * L)).max(1);
@@ -93,7 +101,6 @@ fn interleaved<T: Real, const L: usize>(a: &[T], b: &[T], c: &[T], d: &mut [T], 
     (0..tasks).into_par_iter().try_for_each_init(
         || vec![T::zero(); 4 * m * L],
         |scratch, t| {
-            let out = out;
             for q in t * groups_per_task..((t + 1) * groups_per_task).min(full) {
                 let g0 = q * L;
                 let at = |l: usize, k: usize| k * g + g0 + l;
