@@ -10,7 +10,7 @@ use super::key::{SortBits, SortKey};
 use super::network::{sort_bits, sort_tagged};
 
 /// Rows up to this length sort through the bitonic network (padded to a power of two): in AVX2
-/// registers for 32-bit keys when the CPU has AVX2 ([`super::simd`]), else the scalar network.
+/// registers for 32-bit keys when the CPU has AVX2 (eight rows at a time in column registers), else the scalar network.
 /// A tuning parameter. Measured on the 2-vCPU development VM, 2^20 f32 keys: at 32 keys a row
 /// the scalar network takes 3.9 ms against 4.2 ms for `sort_unstable` on the ordered bits; at
 /// 64 it loses, 10.5 ms against 6.2 ms (its 21 layers of 32 comparators no longer fit the
