@@ -85,7 +85,9 @@ fn generate(dir: &Path) {
     let d: Vec<f64> = (0..N).map(|_| rng.unit()).collect();
     let dom: Vec<f64> = (0..N).map(|i| a[i].abs() + c[i].abs() + 1.0 + 0.5 * rng.unit().abs()).collect();
     let general: Vec<f64> = (0..N).map(|_| rng.unit()).collect();
-    for (name, v) in [("tri_a", &a), ("tri_c", &c), ("tri_d", &d), ("tri_b_dom", &dom), ("tri_b_gen", &general)] {
+    for (name, v) in
+        [("tri_a", &a), ("tri_c", &c), ("tri_d", &d), ("tri_b_dom", &dom), ("tri_b_gen", &general)]
+    {
         write(dir, &format!("{name}.f64"), v);
     }
 }
@@ -148,47 +150,100 @@ fn run(dir: &Path, reps: usize, only: &str) {
     let vals: Vec<u32> = read(dir, "vals_u32.bin");
 
     if wanted("sort_f32_whole") {
-        time_case("sort_f32_whole", &f32s, reps, &[
-            ("hetkit", Box::new(|v: &mut Vec<f32>| sort::whole(v, Order::Ascending))),
-            ("rdst", Box::new(|v: &mut Vec<f32>| rdst::RadixSort::radix_sort_unstable(v))),
-            ("voracious", Box::new(move |v: &mut Vec<f32>| v.voracious_mt_sort(threads))),
-            ("std_par_sort_unstable", Box::new(|v: &mut Vec<f32>| v.par_sort_unstable_by(f32::total_cmp))),
-        ]);
+        time_case(
+            "sort_f32_whole",
+            &f32s,
+            reps,
+            &[
+                ("hetkit", Box::new(|v: &mut Vec<f32>| sort::whole(v, Order::Ascending))),
+                ("rdst", Box::new(|v: &mut Vec<f32>| rdst::RadixSort::radix_sort_unstable(v))),
+                ("voracious", Box::new(move |v: &mut Vec<f32>| v.voracious_mt_sort(threads))),
+                (
+                    "std_par_sort_unstable",
+                    Box::new(|v: &mut Vec<f32>| v.par_sort_unstable_by(f32::total_cmp)),
+                ),
+            ],
+        );
     }
     if wanted("sort_u32_whole") {
-        time_case("sort_u32_whole", &u32s, reps, &[
-            ("hetkit", Box::new(|v: &mut Vec<u32>| sort::whole(v, Order::Ascending))),
-            ("rdst", Box::new(|v: &mut Vec<u32>| rdst::RadixSort::radix_sort_unstable(v))),
-            ("voracious", Box::new(move |v: &mut Vec<u32>| v.voracious_mt_sort(threads))),
-            ("std_par_sort_unstable", Box::new(|v: &mut Vec<u32>| v.par_sort_unstable())),
-        ]);
+        time_case(
+            "sort_u32_whole",
+            &u32s,
+            reps,
+            &[
+                ("hetkit", Box::new(|v: &mut Vec<u32>| sort::whole(v, Order::Ascending))),
+                ("rdst", Box::new(|v: &mut Vec<u32>| rdst::RadixSort::radix_sort_unstable(v))),
+                ("voracious", Box::new(move |v: &mut Vec<u32>| v.voracious_mt_sort(threads))),
+                ("std_par_sort_unstable", Box::new(|v: &mut Vec<u32>| v.par_sort_unstable())),
+            ],
+        );
     }
     for row in ROWS {
         let case = format!("sort_f32_rows{row}");
         if wanted(&case) {
-            time_case(&case, &f32s, reps, &[
-                ("hetkit", Box::new(move |v: &mut Vec<f32>| sort::rows(v, row, Order::Ascending).unwrap())),
-                ("voracious_per_row", Box::new(move |v: &mut Vec<f32>| v.par_chunks_mut(row).for_each(|r| r.voracious_sort()))),
-                ("rdst_per_row", Box::new(move |v: &mut Vec<f32>| {
-                    v.par_chunks_mut(row).for_each(|r| r.radix_sort_builder().with_single_threaded_tuner().sort())
-                })),
-                ("std_sort_unstable_per_row", Box::new(move |v: &mut Vec<f32>| {
-                    v.par_chunks_mut(row).for_each(|r| r.sort_unstable_by(f32::total_cmp))
-                })),
-            ]);
+            time_case(
+                &case,
+                &f32s,
+                reps,
+                &[
+                    (
+                        "hetkit",
+                        Box::new(move |v: &mut Vec<f32>| sort::rows(v, row, Order::Ascending).unwrap()),
+                    ),
+                    (
+                        "voracious_per_row",
+                        Box::new(move |v: &mut Vec<f32>| {
+                            v.par_chunks_mut(row).for_each(|r| r.voracious_sort())
+                        }),
+                    ),
+                    (
+                        "rdst_per_row",
+                        Box::new(move |v: &mut Vec<f32>| {
+                            v.par_chunks_mut(row)
+                                .for_each(|r| r.radix_sort_builder().with_single_threaded_tuner().sort())
+                        }),
+                    ),
+                    (
+                        "std_sort_unstable_per_row",
+                        Box::new(move |v: &mut Vec<f32>| {
+                            v.par_chunks_mut(row).for_each(|r| r.sort_unstable_by(f32::total_cmp))
+                        }),
+                    ),
+                ],
+            );
         }
         let case = format!("sort_u32_rows{row}");
         if wanted(&case) {
-            time_case(&case, &u32s, reps, &[
-                ("hetkit", Box::new(move |v: &mut Vec<u32>| sort::rows(v, row, Order::Ascending).unwrap())),
-                ("voracious_per_row", Box::new(move |v: &mut Vec<u32>| v.par_chunks_mut(row).for_each(|r| r.voracious_sort()))),
-                ("rdst_per_row", Box::new(move |v: &mut Vec<u32>| {
-                    v.par_chunks_mut(row).for_each(|r| r.radix_sort_builder().with_single_threaded_tuner().sort())
-                })),
-                ("std_sort_unstable_per_row", Box::new(move |v: &mut Vec<u32>| {
-                    v.par_chunks_mut(row).for_each(|r| r.sort_unstable())
-                })),
-            ]);
+            time_case(
+                &case,
+                &u32s,
+                reps,
+                &[
+                    (
+                        "hetkit",
+                        Box::new(move |v: &mut Vec<u32>| sort::rows(v, row, Order::Ascending).unwrap()),
+                    ),
+                    (
+                        "voracious_per_row",
+                        Box::new(move |v: &mut Vec<u32>| {
+                            v.par_chunks_mut(row).for_each(|r| r.voracious_sort())
+                        }),
+                    ),
+                    (
+                        "rdst_per_row",
+                        Box::new(move |v: &mut Vec<u32>| {
+                            v.par_chunks_mut(row)
+                                .for_each(|r| r.radix_sort_builder().with_single_threaded_tuner().sort())
+                        }),
+                    ),
+                    (
+                        "std_sort_unstable_per_row",
+                        Box::new(move |v: &mut Vec<u32>| {
+                            v.par_chunks_mut(row).for_each(|r| r.sort_unstable())
+                        }),
+                    ),
+                ],
+            );
         }
     }
     kv_cases(&f32s, &vals, reps, threads, &wanted);
@@ -221,7 +276,8 @@ fn kv_cases(f32s: &[f32], vals: &[u32], reps: usize, threads: usize, wanted: &dy
                     if row == 0 {
                         v.radix_sort_unstable()
                     } else {
-                        v.par_chunks_mut(row).for_each(|r| r.radix_sort_builder().with_single_threaded_tuner().sort())
+                        v.par_chunks_mut(row)
+                            .for_each(|r| r.radix_sort_builder().with_single_threaded_tuner().sort())
                     }
                 }),
                 ("voracious", &|v: &mut [KeyVal]| {
@@ -245,7 +301,10 @@ fn kv_cases(f32s: &[f32], vals: &[u32], reps: usize, threads: usize, wanted: &dy
                 f(&mut v);
                 println!("{case}\t{name}\t{:.3}", t.elapsed().as_secs_f64() * 1e3);
                 // Unstable peers may order equal keys' values differently: compare keys only.
-                assert!(v.iter().zip(&want).all(|(p, w)| p.key.to_bits() == w.0), "{case}: {name} keys differ");
+                assert!(
+                    v.iter().zip(&want).all(|(p, w)| p.key.to_bits() == w.0),
+                    "{case}: {name} keys differ"
+                );
             }
         }
     }
