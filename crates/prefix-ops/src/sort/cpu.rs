@@ -1,23 +1,38 @@
-//! The CPU paths: bitonic networks for short rows, the standard library's sorts for longer
-//! ones, rayon over rows and segments or within one large row, and the dispatcher choosing.
+//! The CPU paths: bitonic networks for short rows (in AVX2 registers where the CPU has them),
+//! the standard library's sort for rows up to [`RADIX_ROW_MIN`], LSD radix sorts for longer rows
+//! (one thread each) and for whole arrays (all threads), and the dispatcher choosing.
 
 use rayon::prelude::*;
 
 use super::Order;
 use super::key::{SortBits, SortKey};
+
 use super::network::{sort_bits, sort_tagged};
 
-/// Rows up to this length sort through the bitonic network (padded to a power of two).
-/// Measured on the 2-vCPU development VM, 2^20 f32 keys: at 32 keys a row the network takes
-/// 3.9 ms against 4.2 ms for `sort_unstable` on the ordered bits; at 64 it loses, 10.5 ms
-/// against 6.2 ms (its 21 layers of 32 comparators no longer fit the registers).
+/// Rows up to this length sort through the bitonic network (padded to a power of two): in AVX2
+/// registers for 32-bit keys when the CPU has AVX2 (eight rows at a time in column registers), else the scalar network.
+/// A tuning parameter. Measured on the 2-vCPU development VM, 2^20 f32 keys: at 32 keys a row
+/// the scalar network takes 3.9 ms against 4.2 ms for `sort_unstable` on the ordered bits; at
+/// 64 it loses, 10.5 ms against 6.2 ms (its 21 layers of 32 comparators no longer fit the
+/// registers).
 pub const NETWORK_MAX_LEN: usize = 32;
 
-/// Rows at least this long, when there are too few of them to occupy every thread, are each
-/// sorted with rayon's parallel sort instead of one thread per row.
-const PARALLEL_ROW_MIN: usize = 1 << 15;
+/// Rows (and segments) at least this long sort by the one-thread LSD radix sort, shorter ones
+/// above [`NETWORK_MAX_LEN`] by `sort_unstable` on the ordered bits. A tuning parameter: the
+/// radix sort's cost per key is flat (one counting pass, then one scatter per non-constant
+/// byte) while the comparison sort's grows with `log n`; the fixed cost of the 256-bucket
+/// prefix sums per digit is what keeps short rows on the comparison sort.
+pub const RADIX_ROW_MIN: usize = 256;
 
-/// Rows per rayon task when rows are short, so a task amortises its scheduling cost.
+/// Arrays at least this long, and rows this long when there are too few of them to occupy
+/// every thread, sort with the parallel LSD radix sort ([`PAR_DIGIT_BITS`]-bit digits, one
+/// chunk per thread). A tuning parameter: below it the passes' fork-join and the 2^11-bucket
+/// prefix sums cost more than they share out.
+pub const RADIX_PAR_MIN: usize = 1 << 16;
+
+pub use super::radix::{PAR_DIGIT_BITS, SEQ_DIGIT_BITS};
+
+/// Keys per rayon task when rows are short, so a task amortises its scheduling cost.
 const KEYS_PER_TASK: usize = 1 << 14;
 
 /// How the CPU sorts a batch of rows.
@@ -30,7 +45,9 @@ pub enum CpuPlan {
     },
     /// Each row by `sort_unstable` (keys) or a tagged sort (pairs) on one thread; rayon over rows.
     PerRow,
-    /// Rows one after another, each by rayon's parallel sort.
+    /// Each row by the one-thread LSD radix sort; rayon over rows.
+    RadixPerRow,
+    /// Rows one after another, each by the parallel LSD radix sort.
     WithinRow,
 }
 
@@ -40,21 +57,28 @@ pub enum CpuPlan {
 /// use prefix_ops::sort::{plan_cpu, CpuPlan};
 /// assert_eq!(plan_cpu(17, 1000, 4), CpuPlan::Network { log_n: 5 });
 /// assert_eq!(plan_cpu(33, 1000, 4), CpuPlan::PerRow);
-/// assert_eq!(plan_cpu(1000, 1000, 8), CpuPlan::PerRow);
-/// assert_eq!(plan_cpu(1 << 20, 2, 4), CpuPlan::WithinRow);
+/// assert_eq!(plan_cpu(1000, 1000, 8), CpuPlan::RadixPerRow);
+/// assert_eq!(plan_cpu(1 << 20, 1, 4), CpuPlan::WithinRow);
 /// ```
 pub fn plan_cpu(row_len: usize, rows: usize, key_bytes: usize) -> CpuPlan {
-    // The network's cost grows as n log^2 n against n log n: the crossover is at the same
-    // length for 4- and 8-byte keys on the machines measured so far, so key_bytes only
+    // The crossovers measured so far are the same for 4- and 8-byte keys, so key_bytes only
     // documents the intent of a per-width table.
     let _ = key_bytes;
     if row_len <= NETWORK_MAX_LEN {
         CpuPlan::Network { log_n: row_len.next_power_of_two().trailing_zeros().max(1) }
-    } else if row_len >= PARALLEL_ROW_MIN && rows < 2 * rayon::current_num_threads() {
+    } else if row_len >= RADIX_PAR_MIN && rows < 2 * rayon::current_num_threads() {
         CpuPlan::WithinRow
+    } else if row_len >= RADIX_ROW_MIN {
+        CpuPlan::RadixPerRow
     } else {
         CpuPlan::PerRow
     }
+}
+
+/// The radix key of a sort key: its ordered bits, flipped for descending sorts.
+#[inline(always)]
+fn radix_key<K: SortKey>(k: &K, flip: K::Bits) -> u64 {
+    k.to_bits_ordered().xor(flip).to_u64()
 }
 
 pub(super) fn rows<K: SortKey>(keys: &mut [K], row_len: usize, order: Order) {
@@ -64,15 +88,23 @@ pub(super) fn rows<K: SortKey>(keys: &mut [K], row_len: usize, order: Order) {
     let flip = order.flip::<K::Bits>();
     let per_task = (KEYS_PER_TASK / row_len).max(1);
     match plan_cpu(row_len, keys.len() / row_len, size_of::<K>()) {
-        CpuPlan::Network { .. } => {
-            keys.par_chunks_mut(row_len).with_min_len(per_task).for_each(|r| network_keys(r, flip))
-        }
-        CpuPlan::PerRow => keys
+        CpuPlan::Network { .. } => network_rows(keys, row_len, flip, per_task),
+        CpuPlan::PerRow | CpuPlan::RadixPerRow => keys
             .par_chunks_mut(row_len)
             .with_min_len(per_task)
-            .for_each_init(Vec::new, |b, r| per_row_keys(r, flip, b)),
+            .for_each_init(RowScratch::default, |s, r| row_keys(r, flip, s)),
         CpuPlan::WithinRow => keys.chunks_mut(row_len).for_each(|r| whole(r, order)),
     }
+}
+
+/// Rows of at most [`NETWORK_MAX_LEN`] keys: whole tasks of rows through the AVX2 network where
+/// it applies, else row by row through the scalar one.
+fn network_rows<K: SortKey>(keys: &mut [K], row_len: usize, flip: K::Bits, per_task: usize) {
+    keys.par_chunks_mut(row_len * per_task).for_each(|task| {
+        if !super::simd::sort_rows(task, row_len, flip) {
+            task.chunks_mut(row_len).for_each(|r| network_keys(r, flip));
+        }
+    })
 }
 
 pub(super) fn rows_by_key<K: SortKey, V: Copy + Send + Sync>(
@@ -102,10 +134,8 @@ pub(super) fn rows_by_key<K: SortKey, V: Copy + Send + Sync>(
 pub(super) fn segments<K: SortKey>(keys: &mut [K], offsets: &[usize], order: Order) {
     let flip = order.flip::<K::Bits>();
     let (small, large): (Vec<_>, Vec<_>) =
-        split_segments(keys, offsets).into_iter().partition(|s| s.len() < PARALLEL_ROW_MIN);
-    small.into_par_iter().with_min_len(64).for_each_init(Vec::new, |b, s| {
-        if s.len() <= NETWORK_MAX_LEN { network_keys(s, flip) } else { per_row_keys(s, flip, b) }
-    });
+        split_segments(keys, offsets).into_iter().partition(|s| s.len() < RADIX_PAR_MIN);
+    small.into_par_iter().with_min_len(64).for_each_init(RowScratch::default, |b, s| row_keys(s, flip, b));
     // Large segments run in parallel with each other and within themselves (work stealing).
     large.into_par_iter().for_each(|s| whole(s, order));
 }
@@ -119,7 +149,7 @@ pub(super) fn segments_by_key<K: SortKey, V: Copy + Send + Sync>(
     let flip = order.flip::<K::Bits>();
     let pairs: Vec<_> =
         split_segments(keys, offsets).into_iter().zip(split_segments(values, offsets)).collect();
-    let (small, large): (Vec<_>, Vec<_>) = pairs.into_iter().partition(|(k, _)| k.len() < PARALLEL_ROW_MIN);
+    let (small, large): (Vec<_>, Vec<_>) = pairs.into_iter().partition(|(k, _)| k.len() < RADIX_PAR_MIN);
     small
         .into_par_iter()
         .with_min_len(64)
@@ -129,14 +159,10 @@ pub(super) fn segments_by_key<K: SortKey, V: Copy + Send + Sync>(
 
 pub(super) fn whole<K: SortKey>(keys: &mut [K], order: Order) {
     let flip = order.flip::<K::Bits>();
-    if keys.len() < PARALLEL_ROW_MIN {
-        if keys.len() <= NETWORK_MAX_LEN {
-            network_keys(keys, flip)
-        } else {
-            per_row_keys(keys, flip, &mut Vec::new())
-        }
+    if keys.len() < RADIX_PAR_MIN {
+        row_keys(keys, flip, &mut RowScratch::default());
     } else {
-        keys.par_sort_unstable_by_key(|k| k.to_bits_ordered().xor(flip));
+        super::radix::sort_par(keys, K::Bits::BITS, |k| radix_key(k, flip));
     }
 }
 
@@ -146,46 +172,79 @@ pub(super) fn whole_by_key<K: SortKey, V: Copy + Send + Sync>(
     order: Order,
 ) {
     let flip = order.flip::<K::Bits>();
-    if keys.len() < PARALLEL_ROW_MIN {
+    if keys.len() < RADIX_PAR_MIN {
         row_pairs(keys, values, flip, &mut Scratch::default());
         return;
     }
-    // (key, position) pairs are distinct, so the unstable parallel sort gives the stable order.
-    let mut tagged: Vec<(K::Bits, u32)> = Vec::new();
-    let mut wide: Vec<(K::Bits, usize)> = Vec::new();
-    let order_of = |k: &K| k.to_bits_ordered().xor(flip);
-    if keys.len() <= u32::MAX as usize {
-        tagged = keys.par_iter().enumerate().map(|(i, k)| (order_of(k), i as u32)).collect();
-        tagged.par_sort_unstable();
+    if size_of::<V>() <= size_of::<u64>() || keys.len() > u32::MAX as usize {
+        // Small values ride along with their keys: one stream to scatter, no gather.
+        let mut pairs: Vec<(K, V)> = keys.par_iter().copied().zip(values.par_iter().copied()).collect();
+        super::radix::sort_par(&mut pairs, K::Bits::BITS, |p| radix_key(&p.0, flip));
+        unzip_into(&pairs, keys, values, |p| *p);
     } else {
-        wide = keys.par_iter().enumerate().map(|(i, k)| (order_of(k), i)).collect();
-        wide.par_sort_unstable();
+        // Large values move once: sort (key, position) pairs, then gather.
+        let mut tagged: Vec<(K, u32)> = keys.par_iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
+        super::radix::sort_par(&mut tagged, K::Bits::BITS, |p| radix_key(&p.0, flip));
+        let old: Vec<V> = values.to_vec();
+        unzip_into(&tagged, keys, values, |&(k, i)| (k, old[i as usize]));
     }
-    let old: Vec<V> = values.to_vec();
-    let src = |i: usize| -> (K::Bits, usize) {
-        if wide.is_empty() { (tagged[i].0, tagged[i].1 as usize) } else { wide[i] }
-    };
-    keys.par_iter_mut().zip(values.par_iter_mut()).enumerate().for_each(|(i, (k, v))| {
-        let (b, from) = src(i);
-        *k = K::from_bits_ordered(b.xor(flip));
-        *v = old[from];
-    });
+}
+
+/// Writes `f(pair)` of every element of `src` into `keys` and `values`, in parallel.
+fn unzip_into<P: Sync, K: Send, V: Send>(
+    src: &[P],
+    keys: &mut [K],
+    values: &mut [V],
+    f: impl Fn(&P) -> (K, V) + Sync,
+) {
+    keys.par_iter_mut().zip(values.par_iter_mut()).zip(src.par_iter()).with_min_len(1 << 14).for_each(
+        |((k, v), p)| {
+            (*k, *v) = f(p);
+        },
+    );
+}
+
+/// Per-thread buffers the key paths reuse across rows.
+struct RowScratch<K: SortKey> {
+    bits: Vec<K::Bits>,
+    tmp: Vec<K>,
+}
+
+impl<K: SortKey> Default for RowScratch<K> {
+    fn default() -> Self {
+        RowScratch { bits: Vec::new(), tmp: Vec::new() }
+    }
+}
+
+/// One row (or segment, or small array) of keys on the calling thread, by the path its length
+/// calls for.
+fn row_keys<K: SortKey>(row: &mut [K], flip: K::Bits, s: &mut RowScratch<K>) {
+    let len = row.len();
+    if len <= NETWORK_MAX_LEN {
+        network_keys(row, flip)
+    } else if len < RADIX_ROW_MIN {
+        per_row_keys(row, flip, &mut s.bits)
+    } else {
+        super::radix::sort_seq(row, &mut s.tmp, K::Bits::BITS, |k| radix_key(k, flip))
+    }
 }
 
 /// Per-thread buffers the key-value paths reuse across rows.
-struct Scratch<U, V> {
-    tagged: Vec<(U, u32)>,
+struct Scratch<K: SortKey, V> {
+    tagged: Vec<(K::Bits, u32)>,
     values: Vec<V>,
+    pairs: Vec<(K, V)>,
+    tmp: Vec<(K, V)>,
 }
 
-impl<U, V> Default for Scratch<U, V> {
+impl<K: SortKey, V> Default for Scratch<K, V> {
     fn default() -> Self {
-        Scratch { tagged: Vec::new(), values: Vec::new() }
+        Scratch { tagged: Vec::new(), values: Vec::new(), pairs: Vec::new(), tmp: Vec::new() }
     }
 }
 
 /// One short row through the network: ordered bits on the stack, padded with the maximum.
-fn network_keys<K: SortKey>(row: &mut [K], flip: K::Bits) {
+pub(super) fn network_keys<K: SortKey>(row: &mut [K], flip: K::Bits) {
     let len = row.len();
     if len <= 1 {
         return;
@@ -218,16 +277,22 @@ fn per_row_keys<K: SortKey>(row: &mut [K], flip: K::Bits, buf: &mut Vec<K::Bits>
     }
 }
 
-/// One row of pairs: sort `(ordered key, position)` (the network for short rows), then gather
-/// keys and values by position. Distinct positions make the order strict, hence stable.
-fn row_pairs<K: SortKey, V: Copy>(
-    keys: &mut [K],
-    values: &mut [V],
-    flip: K::Bits,
-    s: &mut Scratch<K::Bits, V>,
-) {
+/// One row of pairs. Long rows: the one-thread radix sort on `(key, value)` pairs (stable).
+/// Shorter ones: sort `(ordered key, position)` (the network for short rows), then gather keys
+/// and values by position; distinct positions make the order strict, hence stable.
+fn row_pairs<K: SortKey, V: Copy>(keys: &mut [K], values: &mut [V], flip: K::Bits, s: &mut Scratch<K, V>) {
     let len = keys.len();
     if len <= 1 {
+        return;
+    }
+    if len >= RADIX_ROW_MIN {
+        s.pairs.clear();
+        s.pairs.extend(keys.iter().copied().zip(values.iter().copied()));
+        super::radix::sort_seq(&mut s.pairs, &mut s.tmp, K::Bits::BITS, |p| radix_key(&p.0, flip));
+        for ((k, v), &(pk, pv)) in keys.iter_mut().zip(values.iter_mut()).zip(s.pairs.iter()) {
+            *k = pk;
+            *v = pv;
+        }
         return;
     }
     s.tagged.clear();

@@ -20,13 +20,28 @@ pub trait SortBits: Copy + Ord + Eq + Debug + Send + Sync + 'static {
     const MAX: Self;
     /// Zero.
     const ZERO: Self;
+    /// The width in bits (32 or 64).
+    const BITS: u32;
     /// Bitwise exclusive or (descending sorts xor with [`SortBits::MAX`]).
     fn xor(self, other: Self) -> Self;
+    /// The value zero-extended to `u64` (the radix sorts' digit source).
+    fn to_u64(self) -> u64;
+    /// The low bits of `v` (the inverse of [`SortBits::to_u64`]).
+    fn from_u64(v: u64) -> Self;
 }
 
 impl SortBits for u32 {
     const MAX: Self = u32::MAX;
     const ZERO: Self = 0;
+    const BITS: u32 = u32::BITS;
+    #[inline(always)]
+    fn to_u64(self) -> u64 {
+        self as u64
+    }
+    #[inline(always)]
+    fn from_u64(v: u64) -> Self {
+        v as u32
+    }
     #[inline(always)]
     fn xor(self, other: Self) -> Self {
         self ^ other
@@ -36,6 +51,15 @@ impl SortBits for u32 {
 impl SortBits for u64 {
     const MAX: Self = u64::MAX;
     const ZERO: Self = 0;
+    const BITS: u32 = u64::BITS;
+    #[inline(always)]
+    fn to_u64(self) -> u64 {
+        self
+    }
+    #[inline(always)]
+    fn from_u64(v: u64) -> Self {
+        v
+    }
     #[inline(always)]
     fn xor(self, other: Self) -> Self {
         self ^ other

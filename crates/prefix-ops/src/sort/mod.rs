@@ -19,10 +19,11 @@
 //! so equal keys keep their values in input order. (For keys alone stability is invisible: the
 //! order is total on bit patterns, so equal keys are identical.)
 //!
-//! On the CPU, short rows go through a branch-free bitonic network ([`network`]) with rayon over
-//! rows; longer rows use the standard library's pattern-defeating quicksort per row, and few
-//! long rows or one array use rayon's parallel sorts. [`plan_cpu`] is the dispatcher. The GPU
-//! versions live in [`gpu`]; [`emulate`] is a CPU model of the GPU kernel's schedule.
+//! On the CPU, short rows go through a branch-free bitonic network ([`network`], in AVX2
+//! registers where available), medium rows through `sort_unstable`, longer rows through a
+//! one-thread LSD radix sort each, and whole arrays through a parallel LSD radix sort;
+//! [`plan_cpu`] is the dispatcher. The GPU versions live in [`gpu`]; [`emulate`] is a CPU model
+//! of the GPU kernel's schedule.
 //!
 //! ```
 //! use prefix_ops::sort::{self, Order};
@@ -44,8 +45,12 @@ pub mod emulate;
 pub mod gpu;
 mod key;
 pub mod network;
+mod radix;
+mod simd;
 
-pub use cpu::{CpuPlan, NETWORK_MAX_LEN, plan_cpu};
+pub use cpu::{
+    CpuPlan, NETWORK_MAX_LEN, PAR_DIGIT_BITS, RADIX_PAR_MIN, RADIX_ROW_MIN, SEQ_DIGIT_BITS, plan_cpu,
+};
 pub use key::{SortBits, SortKey, SortValue};
 
 use ndarray::ArrayViewMut2;

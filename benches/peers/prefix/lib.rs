@@ -1,0 +1,1 @@
+//! Nothing here: the peer comparison is `examples/peers.rs` (run by `run.sh`).
