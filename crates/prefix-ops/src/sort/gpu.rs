@@ -14,7 +14,6 @@
 //! Every key-value sort is stable, as on the CPU.
 
 use cuda_kernels::{DeviceBuffer, DeviceProps, Gpu, LaunchConfig, PushKernelArg};
-use cudarc::driver::sys::CUfunction_attribute as FuncAttr;
 
 use super::key::{SortKey, SortValue};
 use super::{Order, check_offsets, check_rows};
@@ -308,24 +307,21 @@ fn block_function<K: SortKey, V: SortValue>(
     plan: &BlockPlan,
     pairs: bool,
 ) -> Result<(cuda_kernels::CudaFunction, LaunchConfig)> {
-    let func = gpu.function(MODULE, &kernel_name::<K, V>(kind, Some(plan.vt), pairs))?;
+    // Looked up once per process: attributes cached, dynamic shared memory limit already raised
+    // to the device's maximum (setting it per call to one call's size would race between host
+    // threads).
+    let kernel = gpu.kernel(MODULE, &kernel_name::<K, V>(kind, Some(plan.vt), pairs))?;
     // The block kernels carry __launch_bounds__(1024); a block the loaded function cannot run
     // (too many registers per thread for this many threads) is an error here rather than a
     // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES from the launch.
-    let max_threads = func.max_threads_per_block().map_err(cuda_kernels::Error::from)?;
-    if i64::from(plan.threads) > i64::from(max_threads) {
+    let max_threads = kernel.attributes().max_threads_per_block;
+    if plan.threads > max_threads {
         return Err(Error::Invalid(format!(
             "sort: a block of {} threads exceeds the kernel's limit of {max_threads}",
             plan.threads
         )));
     }
-    if plan.shared_bytes > DEFAULT_SHARED {
-        func.set_attribute(
-            FuncAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            plan.shared_bytes as i32,
-        )
-        .map_err(cuda_kernels::Error::from)?;
-    }
+    let func = kernel.function().clone();
     let cfg = LaunchConfig {
         grid_dim: (1, 1, 1),
         block_dim: (plan.threads, 1, 1),

@@ -18,7 +18,6 @@
 //! provisional until measured on an H100.
 
 use cuda_kernels::{DeviceBuffer, Gpu, LaunchConfig, PushKernelArg};
-use cudarc::driver::sys::CUfunction_attribute_enum;
 
 use super::batch::{Layout, TridiagonalBatch};
 use super::real::Real;
@@ -187,29 +186,25 @@ impl<T: Real> Launch<'_, '_, T> {
         shared: usize,
         threads: u32,
     ) -> Result<cuda_kernels::CudaFunction> {
-        let f = self.gpu.function(module, &format!("{name}_{}", T::SUFFIX))?;
+        // Cached per process, with the dynamic shared memory limit raised once to the device's
+        // maximum (per-call opt-ins to one call's size race between host threads).
+        let kernel = self.gpu.kernel(module, &format!("{name}_{}", T::SUFFIX))?;
         // Block kernels carry __launch_bounds__(1024); a block this function cannot run is an
         // error here rather than CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES at the launch.
-        let max_threads = f.max_threads_per_block().map_err(cuda_kernels::Error::from)?;
-        if i64::from(threads) > i64::from(max_threads) {
+        let max_threads = kernel.attributes().max_threads_per_block;
+        if threads > max_threads {
             return Err(Error::Invalid(format!(
                 "tridiagonal gpu: {name} runs at most {max_threads} threads per block, {threads} asked"
             )));
         }
-        let limit = self.gpu.props().shared_per_block_optin;
+        let limit = kernel.attributes().max_dynamic_shared_bytes;
         if shared > limit {
             return Err(Error::Invalid(format!(
                 "tridiagonal gpu: {name} needs {shared} B of shared memory, the device allows {limit} B; \
                  use Tpr or Thomas for systems this large"
             )));
         }
-        if shared > 48 * 1024 {
-            f.set_attribute(
-                CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                shared as i32,
-            )
-            .map_err(cuda_kernels::Error::from)?;
-        }
+        let f = kernel.function().clone();
         Ok(f)
     }
 
