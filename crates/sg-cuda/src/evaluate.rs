@@ -195,7 +195,33 @@ impl<T: DeviceReal> DeviceGrid<T> {
 }
 
 /// Pinned input, device input, device output, pinned output of one stream.
-type SlotBuffers<T> = (PinnedHostSlice<T>, DeviceBuffer<T>, DeviceBuffer<T>, PinnedHostSlice<T>);
+pub(crate) type SlotBuffers<T> = (PinnedHostSlice<T>, DeviceBuffer<T>, DeviceBuffer<T>, PinnedHostSlice<T>);
+
+/// Makes `bufs` (page-locked input, device input, device output, page-locked output) hold at
+/// least `inputs` coordinates and `outputs` results, reallocating only when they are too small.
+pub(crate) fn reserve_staging<T: DeviceReal>(
+    gpu: &Gpu,
+    bufs: &mut Option<SlotBuffers<T>>,
+    inputs: usize,
+    outputs: usize,
+) -> Result<()> {
+    if bufs.as_ref().is_some_and(|b| b.0.len() >= inputs && b.3.len() >= outputs) {
+        return Ok(());
+    }
+    *bufs = None;
+    let ctx = gpu.context();
+    // SAFETY: page-locked allocations; the input buffer is written before every copy and the
+    // output buffer read only after the device wrote it.
+    let pin_in = unsafe { ctx.alloc_pinned::<T>(inputs) }
+        .map_err(|e| cuda_kernels::Error::from_alloc(e, inputs * size_of::<T>()))?;
+    // SAFETY: as above; plain page-locked memory, written by the device before it is read.
+    let pin_out = unsafe { ctx.alloc_pinned_with_flags::<T>(outputs, 0) }
+        .map_err(|e| cuda_kernels::Error::from_alloc(e, outputs * size_of::<T>()))?;
+    let dev_in = gpu.zeros::<T>(inputs)?;
+    let dev_out = gpu.zeros::<T>(outputs)?;
+    *bufs = Some((pin_in, dev_in, dev_out, pin_out));
+    Ok(())
+}
 
 /// One stream of [`DeviceGrid::evaluate_stream`] with its buffers and the batch in flight.
 struct Slot<T: DeviceReal> {
@@ -211,24 +237,7 @@ impl<T: DeviceReal> Slot<T> {
 
     /// Makes the buffers hold at least `inputs` coordinates and `outputs` results.
     fn reserve(&mut self, inputs: usize, outputs: usize) -> Result<()> {
-        let fits = self.bufs.as_ref().is_some_and(|b| b.0.len() >= inputs && b.3.len() >= outputs);
-        if fits {
-            return Ok(());
-        }
-        self.bufs = None;
-        let ctx = self.gpu.context();
-        // SAFETY: page-locked allocations; the input buffer is written before every copy and the
-        // output buffer read only after the device wrote it. Write-combined memory for the input
-        // (the host only writes it), plain page-locked memory for the output (the host reads it).
-        let pin_in = unsafe { ctx.alloc_pinned::<T>(inputs) }
-            .map_err(|e| cuda_kernels::Error::from_alloc(e, inputs * size_of::<T>()))?;
-        // SAFETY: as above; plain page-locked memory, written by the device before it is read.
-        let pin_out = unsafe { ctx.alloc_pinned_with_flags::<T>(outputs, 0) }
-            .map_err(|e| cuda_kernels::Error::from_alloc(e, outputs * size_of::<T>()))?;
-        let dev_in = self.gpu.zeros::<T>(inputs)?;
-        let dev_out = self.gpu.zeros::<T>(outputs)?;
-        self.bufs = Some((pin_in, dev_in, dev_out, pin_out));
-        Ok(())
+        reserve_staging(&self.gpu, &mut self.bufs, inputs, outputs)
     }
 
     fn buffers(

@@ -15,8 +15,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use cuda_kernels::{DeviceBuffer, Gpu};
-use cudarc::driver::PinnedHostSlice;
+use cuda_kernels::Gpu;
 use hetero_sched::split::{
     self as hs, BoxError, CpuDevice, CudaDevice, Device, DeviceKind, DynamicPlan, ModelKey, MonotonicClock,
     SplitError, SplitStore, Splittable,
@@ -330,7 +329,7 @@ struct EvalOp<'a, T: DeviceReal> {
 }
 
 /// Page-locked input, device input, device output, page-locked output of one lane.
-type LaneBuffers<T> = (PinnedHostSlice<T>, DeviceBuffer<T>, DeviceBuffer<T>, PinnedHostSlice<T>);
+type LaneBuffers<T> = crate::evaluate::SlotBuffers<T>;
 
 /// One stream of the GPU side: its buffers and the number of points in flight.
 struct EvalLane<T: DeviceReal> {
@@ -397,22 +396,7 @@ impl<T: DeviceReal> Splittable for EvalOp<'_, T> {
 impl<T: DeviceReal> EvalLane<T> {
     /// Makes the buffers hold at least `inputs` coordinates and `outputs` results.
     fn reserve(&mut self, inputs: usize, outputs: usize) -> Result<()> {
-        if self.bufs.as_ref().is_some_and(|b| b.0.len() >= inputs && b.3.len() >= outputs) {
-            return Ok(());
-        }
-        self.bufs = None;
-        let ctx = self.gpu.context();
-        // SAFETY: page-locked allocations; the input buffer is written before every copy and the
-        // output buffer read only after the device wrote it (complete synchronises first).
-        let pin_in = unsafe { ctx.alloc_pinned::<T>(inputs) }
-            .map_err(|e| cuda_kernels::Error::from_alloc(e, inputs * size_of::<T>()))?;
-        // SAFETY: as above; plain page-locked memory, written by the device before it is read.
-        let pin_out = unsafe { ctx.alloc_pinned_with_flags::<T>(outputs, 0) }
-            .map_err(|e| cuda_kernels::Error::from_alloc(e, outputs * size_of::<T>()))?;
-        let dev_in = self.gpu.zeros::<T>(inputs)?;
-        let dev_out = self.gpu.zeros::<T>(outputs)?;
-        self.bufs = Some((pin_in, dev_in, dev_out, pin_out));
-        Ok(())
+        crate::evaluate::reserve_staging(&self.gpu, &mut self.bufs, inputs, outputs)
     }
 }
 

@@ -10,6 +10,7 @@ use cuda_kernels::Gpu;
 use rayon::ThreadPool;
 
 use super::error::{Result, SplitError};
+use crate::tune::cpu_model;
 
 /// Which role a device plays in the schedulers: CPU workers take small grains, GPUs large ones
 /// over several streams.
@@ -115,19 +116,6 @@ impl Device for CpuDevice {
             }
         }
     }
-}
-
-/// The CPU's model name (`/proc/cpuinfo` on Linux), or "unknown".
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into())
 }
 
 /// A CUDA device driven by one host thread over `streams` streams.

@@ -1,9 +1,8 @@
 //! Model-guided hill climbing: the default strategy.
 
-use std::collections::VecDeque;
-
 use rand::seq::SliceRandom;
 
+use super::local::walk_axis;
 use super::tpe::Model;
 use super::{Strategy, cost};
 use crate::tune::search::{Search, Stop};
@@ -51,40 +50,6 @@ impl Hybrid {
         Ok(t)
     }
 
-    fn walk(
-        &self,
-        s: &mut Search<'_>,
-        obs: &mut Vec<(Point, f64)>,
-        cur: &[u32],
-        k: usize,
-        dir: i64,
-    ) -> Result<(Point, f64), Stop> {
-        let r = i64::from(s.domain().radices()[k]);
-        let mut buf: VecDeque<f64> = VecDeque::with_capacity(self.window);
-        let mut best = (cur.to_vec(), f64::INFINITY);
-        let mut v = i64::from(cur[k]) + dir;
-        while (0..r).contains(&v) {
-            let mut q = cur.to_vec();
-            q[k] = v as u32;
-            v += dir;
-            if !s.domain().is_valid(&q) {
-                continue;
-            }
-            let t = Self::eval(s, obs, &q)?;
-            if t < best.1 {
-                best = (q, t);
-            }
-            if buf.len() == self.window {
-                buf.pop_front();
-            }
-            buf.push_back(t);
-            if buf.len() == self.window && buf.iter().skip(1).all(|&x| x >= buf[0]) {
-                break;
-            }
-        }
-        Ok(best)
-    }
-
     fn climb(&self, s: &mut Search<'_>, obs: &mut Vec<(Point, f64)>, mut cur: Point) -> Result<(), Stop> {
         let mut t_cur = Self::eval(s, obs, &cur)?;
         let mut order: Vec<usize> = (0..cur.len()).collect();
@@ -109,7 +74,7 @@ impl Hybrid {
                     }
                 }
                 for dir in [1, -1] {
-                    let (q, t) = self.walk(s, obs, &cur, k, dir)?;
+                    let (q, t) = walk_axis(s, &cur, k, dir, self.window, |s, q| Self::eval(s, obs, q))?;
                     if t < t_cur {
                         (cur, t_cur, improved) = (q, t, true);
                     }

@@ -11,6 +11,43 @@ use crate::tune::search::{Search, Stop};
 use crate::tune::space::Point;
 
 /// A random valid starting point and its cost.
+/// Walks parameter `k` from `cur` in direction `dir`, evaluating each valid point with `eval`,
+/// until the end of the axis or until the last `window` times stop improving on the oldest of
+/// them (a walk that only meets noise stops early); returns the best point seen.
+pub(super) fn walk_axis(
+    s: &mut Search<'_>,
+    cur: &[u32],
+    k: usize,
+    dir: i64,
+    window: usize,
+    mut eval: impl FnMut(&mut Search<'_>, &[u32]) -> Result<f64, Stop>,
+) -> Result<(Point, f64), Stop> {
+    let r = i64::from(s.domain().radices()[k]);
+    let mut recent: VecDeque<f64> = VecDeque::with_capacity(window);
+    let mut best = (cur.to_vec(), f64::INFINITY);
+    let mut v = i64::from(cur[k]) + dir;
+    while (0..r).contains(&v) {
+        let mut q = cur.to_vec();
+        q[k] = v as u32;
+        v += dir;
+        if !s.domain().is_valid(&q) {
+            continue;
+        }
+        let t = eval(s, &q)?;
+        if t < best.1 {
+            best = (q, t);
+        }
+        if recent.len() == window {
+            recent.pop_front();
+        }
+        recent.push_back(t);
+        if recent.len() == window && recent.iter().skip(1).all(|&x| x >= recent[0]) {
+            break;
+        }
+    }
+    Ok(best)
+}
+
 fn start(s: &mut Search<'_>) -> Result<(Point, f64), Stop> {
     let p = s.sample()?;
     let t = cost(s.eval(&p)?);
@@ -229,43 +266,6 @@ impl Default for HillClimbing {
     }
 }
 
-impl HillClimbing {
-    /// Walks parameter `k` from `cur` in direction `dir`; returns the best point seen.
-    fn walk(
-        &self,
-        s: &mut Search<'_>,
-        reduced: bool,
-        cur: &[u32],
-        k: usize,
-        dir: i64,
-    ) -> Result<(Point, f64), Stop> {
-        let r = i64::from(s.domain().radices()[k]);
-        let mut buf: VecDeque<f64> = VecDeque::with_capacity(self.window);
-        let mut best = (cur.to_vec(), f64::INFINITY);
-        let mut v = i64::from(cur[k]) + dir;
-        while (0..r).contains(&v) {
-            let mut q = cur.to_vec();
-            q[k] = v as u32;
-            v += dir;
-            if !s.domain().is_valid(&q) {
-                continue;
-            }
-            let t = cost(if reduced { s.eval_reduced(&q)? } else { s.eval(&q)? });
-            if t < best.1 {
-                best = (q, t);
-            }
-            if buf.len() == self.window {
-                buf.pop_front();
-            }
-            buf.push_back(t);
-            if buf.len() == self.window && buf.iter().skip(1).all(|&x| x >= buf[0]) {
-                break;
-            }
-        }
-        Ok(best)
-    }
-}
-
 impl Strategy for HillClimbing {
     fn name(&self) -> &'static str {
         "hill_climbing"
@@ -281,7 +281,9 @@ impl Strategy for HillClimbing {
                 let mut improved = false;
                 for k in 0..d {
                     for dir in [1, -1] {
-                        let (q, t) = self.walk(s, reduced, &cur, k, dir)?;
+                        let (q, t) = walk_axis(s, &cur, k, dir, self.window, |s, q| {
+                            Ok(cost(if reduced { s.eval_reduced(q)? } else { s.eval(q)? }))
+                        })?;
                         if t < t_cur {
                             (cur, t_cur, improved) = (q, t, true);
                         }
