@@ -124,7 +124,7 @@ fn few_long_rows_and_segments_sort_in_parallel() {
         check_rows::<f32>(&mut rng, RADIX_PAR_MIN + 3, 2, &[Shape::Random, Shape::Edges]);
         check_rows::<i64>(&mut rng, RADIX_PAR_MIN, 1, &[Shape::Random, Shape::FewDistinct]);
         let n = 3 * RADIX_PAR_MIN;
-        let offsets = [0, 5, RADIX_PAR_MIN + 9, RADIX_PAR_MIN + 300, n - 1];
+        let offsets = [0, 5, RADIX_PAR_MIN + 9, RADIX_PAR_MIN + 300, n - 1, n];
         for order in ORDERS {
             let input: Vec<f64> = make(&mut rng, n, Shape::Edges);
             let mut want = input.clone();
