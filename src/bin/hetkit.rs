@@ -6,6 +6,8 @@
 //! - `hetkit tune strategies`: the strategy names.
 //! - `hetkit tune landscape KERNEL --out FILE`: brute-force one of our CPU kernels' spaces into
 //!   a Kernel Tuner cache file (the CPU landscapes of the replay benchmark).
+//! - `hetkit tune kernel NAME`: tune a wired CPU kernel (scan, sort, sg_eval, sg_hier) on this
+//!   machine, store the result where its dispatch looks, and compare default and tuned.
 
 #[path = "hetkit/info.rs"]
 mod info;
@@ -13,6 +15,8 @@ mod info;
 mod landscape;
 #[path = "hetkit/replay.rs"]
 mod replay;
+#[path = "hetkit/tune_kernel.rs"]
+mod tune_kernel;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -90,6 +94,31 @@ enum Tune {
         #[arg(long, default_value_t = 5)]
         runs: usize,
     },
+    /// Tune a wired CPU kernel on this machine and store the result in the tuning cache, where
+    /// the kernel's dispatch finds it; ends with default versus tuned.
+    Kernel {
+        /// One of: scan, sort, sg_eval, sg_hier.
+        name: String,
+        /// Evaluations of the search (capped at the size of the space).
+        #[arg(long, default_value_t = 40)]
+        budget: u64,
+        /// Strategy name (default: the library's default strategy).
+        #[arg(long)]
+        strategy: Option<String>,
+        /// Timed runs per configuration (median).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Seed of the search.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Problem size: scan elements (default 2^22), sort row length (192; 2^20 keys in all),
+        /// sg_eval points (4096; d4 n7 grid), sg_hier level of a d4 regular grid (8).
+        #[arg(long)]
+        size: Option<usize>,
+        /// Alternating timed runs of default and tuned in the final comparison.
+        #[arg(long, default_value_t = 21)]
+        compare_runs: usize,
+    },
 }
 
 fn main() -> ExitCode {
@@ -107,6 +136,10 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Tune(Tune::Landscape { kernel, out, runs }) => landscape::run_landscape(&kernel, &out, runs),
+        Command::Tune(Tune::Kernel { name, budget, strategy, runs, seed, size, compare_runs }) => {
+            let opts = tune_kernel::Options { budget, strategy, runs, seed, size, compare_runs };
+            tune_kernel::tune_kernel(&name, &opts)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

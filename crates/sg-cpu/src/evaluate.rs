@@ -1,7 +1,7 @@
 //! Batched evaluation of the interpolant: `u(x_j) = Σ_blocks v[offset + k(x_j)] · φ(x_j)`.
 //!
 //! Loop order (thesis iopt1, Listing 4.3): blocks outer, points inner. Points are processed in
-//! tiles of [`TILE`]; inside a tile the coordinates and the per-dimension basis values are laid
+//! tiles of [`TILE`] (by default; [`EvalTuning`] holds the tuned tile and thresholds); inside a tile the coordinates and the per-dimension basis values are laid
 //! out structure-of-arrays (AoSoA overall), so every inner loop runs over the tile's lanes and
 //! vectorises. The blocks are walked as a trie (see `trie.rs`), which shares basis products and
 //! position prefixes between blocks: per block and point there is about one multiply, one
@@ -12,9 +12,9 @@
 //!
 //! | variant | parallel over | picked when (first rule that applies) |
 //! |---|---|---|
-//! | `Cartesian` | the first factor's values | `m >= TILE` and the points are a lexicographic Cartesian product |
-//! | `SharedPrefix` | tiles of points | `m >= TILE` and the leading columns are constant (a slice through the domain) |
-//! | `BlocksParallel` | subtrees of blocks, then a reduction | fewer than `2 · threads` tiles of points (`m = 0` included) and at least 64 blocks |
+//! | `Cartesian` | the first factor's values | `m >= tile` and the points are a lexicographic Cartesian product |
+//! | `SharedPrefix` | tiles of points | `m >= tile` and the leading columns are constant (a slice through the domain) |
+//! | `BlocksParallel` | subtrees of blocks, then a reduction | fewer than `2 · threads` tiles of points (`m = 0` included; the 2 is [`EvalTuning::blocks_parallel_tiles_per_thread`]) and at least 64 blocks |
 //! | `PointTiles` | tiles of points | otherwise |
 //!
 //! `BlocksParallel` adds the per-subtree partial sums in a fixed order: deterministic, but
@@ -30,9 +30,14 @@ use sg_core::{GridSpec, Real, SgError};
 use crate::error::{Error, Result};
 use crate::patterns::PointPattern;
 use crate::trie::{Kind, Node, Trie};
+pub use crate::tuning::{EVAL_KERNEL as TUNING_KERNEL, EvalTuning};
 
-/// Points per tile: the lane count of the inner loops (a multiple of every SIMD width).
+/// Points per tile by default: the lane count of the inner loops (a multiple of every SIMD
+/// width). Tunable per machine through [`EvalTuning::tile`].
 pub const TILE: usize = 64;
+
+/// The largest tile [`EvalTuning::tile`] may ask for (the stack buffer of one coordinate row).
+pub const MAX_TILE: usize = 256;
 
 /// The evaluation variants; see the module documentation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,16 +94,27 @@ impl Evaluator {
         self.trie.nodes.len()
     }
 
-    /// The variant [`evaluate`](Self::evaluate) uses for `points`, and the pattern it found.
+    /// The variant [`evaluate`](Self::evaluate) uses for `points`, and the pattern it found,
+    /// under the tuned parameters for this batch ([`EvalTuning::for_points`]).
     pub fn choose<T: Real>(&self, points: ArrayView2<'_, T>) -> (EvalVariant, PointPattern<T>) {
+        self.choose_with(points, &EvalTuning::for_points::<T>(points.nrows()))
+    }
+
+    /// [`choose`](Self::choose) under explicit parameters.
+    pub fn choose_with<T: Real>(
+        &self,
+        points: ArrayView2<'_, T>,
+        tuning: &EvalTuning,
+    ) -> (EvalVariant, PointPattern<T>) {
         let m = points.nrows();
+        let tile = tuning.tile.clamp(1, MAX_TILE);
         let pattern = PointPattern::detect(points);
+        let few_tiles =
+            m.div_ceil(tile) < tuning.blocks_parallel_tiles_per_thread * rayon::current_num_threads();
         let variant = match &pattern {
-            PointPattern::Cartesian { .. } if m >= TILE => EvalVariant::Cartesian,
-            PointPattern::SharedPrefix { .. } if m >= TILE => EvalVariant::SharedPrefix,
-            _ if m.div_ceil(TILE) < 2 * rayon::current_num_threads() && self.blocks() >= 64 => {
-                EvalVariant::BlocksParallel
-            }
+            PointPattern::Cartesian { .. } if m >= tile => EvalVariant::Cartesian,
+            PointPattern::SharedPrefix { .. } if m >= tile => EvalVariant::SharedPrefix,
+            _ if few_tiles && self.blocks() >= 64 => EvalVariant::BlocksParallel,
             _ => EvalVariant::PointTiles,
         };
         (variant, pattern)
@@ -113,10 +129,26 @@ impl Evaluator {
     /// [`SgError::OutsideDomain`] for a bad point, [`SgError::Allocation`] when the output does
     /// not fit in memory.
     pub fn evaluate<T: Real>(&self, values: &[T], s: usize, points: ArrayView2<'_, T>) -> Result<Vec<T>> {
+        self.evaluate_tuned(values, s, points, &EvalTuning::for_points::<T>(points.nrows()))
+    }
+
+    /// [`evaluate`](Self::evaluate) under explicit parameters instead of the cached or default
+    /// ones (what the tuner measures). A tile outside `1..=MAX_TILE` is clamped into it, a
+    /// `subtrees_per_thread` of 0 acts as 1.
+    ///
+    /// # Errors
+    /// As [`evaluate`](Self::evaluate).
+    pub fn evaluate_tuned<T: Real>(
+        &self,
+        values: &[T],
+        s: usize,
+        points: ArrayView2<'_, T>,
+        tuning: &EvalTuning,
+    ) -> Result<Vec<T>> {
         self.check(values, s, points)?;
-        let (variant, pattern) = self.choose(points);
+        let (variant, pattern) = self.choose_with(points, tuning);
         let _span = tracing::debug_span!("sg_cpu::evaluate", m = points.nrows(), ?variant).entered();
-        self.run(variant, pattern, values, s, points)
+        self.run(variant, pattern, values, s, points, tuning)
     }
 
     /// The interpolant with a given variant (for tests and benchmarks). A structured variant
@@ -136,7 +168,7 @@ impl Evaluator {
             EvalVariant::Cartesian | EvalVariant::SharedPrefix => PointPattern::detect(points),
             _ => PointPattern::General,
         };
-        self.run(variant, pattern, values, s, points)
+        self.run(variant, pattern, values, s, points, &EvalTuning::DEFAULT)
     }
 
     fn run<T: Real>(
@@ -146,21 +178,26 @@ impl Evaluator {
         values: &[T],
         s: usize,
         points: ArrayView2<'_, T>,
+        tuning: &EvalTuning,
     ) -> Result<Vec<T>> {
+        let tile = tuning.tile.clamp(1, MAX_TILE);
         let mut out = try_vec(
             "evaluation output",
             checked_len::<T>("evaluation output", points.nrows() as u64, s)?,
             T::zero(),
         )?;
         match (variant, pattern) {
-            (EvalVariant::BlocksParallel, _) => self.blocks_parallel(values, s, points, &mut out)?,
+            (EvalVariant::BlocksParallel, _) => {
+                let subtrees = tuning.subtrees_per_thread.max(1) * rayon::current_num_threads();
+                self.blocks_parallel(values, s, points, &mut out, tile, subtrees)?
+            }
             (EvalVariant::Cartesian, PointPattern::Cartesian { factors }) => {
                 self.cartesian(values, s, &factors, &mut out)
             }
             (EvalVariant::SharedPrefix | EvalVariant::Cartesian, PointPattern::SharedPrefix { prefix }) => {
-                self.point_tiles(values, s, points, prefix, &mut out)
+                self.point_tiles(values, s, points, prefix, &mut out, tile)
             }
-            _ => self.point_tiles(values, s, points, 0, &mut out),
+            _ => self.point_tiles(values, s, points, 0, &mut out, tile),
         }
         Ok(out)
     }
@@ -211,11 +248,12 @@ impl Evaluator {
         points: ArrayView2<'_, T>,
         prefix: usize,
         out: &mut [T],
+        tile: usize,
     ) {
-        out.par_chunks_mut(TILE * s).enumerate().for_each_init(
-            || Scratch::new(self),
-            |sc, (tile, acc)| {
-                let j0 = tile * TILE;
+        out.par_chunks_mut(tile * s).enumerate().for_each_init(
+            || Scratch::new(self, tile),
+            |sc, (i, acc)| {
+                let j0 = i * tile;
                 let w = acc.len() / s;
                 sc.fill(self, w, |t, j| points[[j0 + j, t]]);
                 sc.run(self, &self.trie.nodes, &[], values, s, acc, prefix);
@@ -229,21 +267,23 @@ impl Evaluator {
         s: usize,
         points: ArrayView2<'_, T>,
         out: &mut [T],
+        tile: usize,
+        subtrees: usize,
     ) -> Result<()> {
         let ms = out.len();
         if ms == 0 {
             return Ok(());
         }
-        let ranges = self.subtree_ranges(8 * rayon::current_num_threads());
+        let ranges = self.subtree_ranges(subtrees);
         // One private output per subtree range, reserved at once before any work.
         let what = "evaluation partial sums";
         let mut partials = try_vec(what, checked_len::<T>(what, ranges.len() as u64, ms)?, T::zero())?;
         partials.par_chunks_mut(ms).zip(&ranges).for_each_init(
-            || Scratch::new(self),
+            || Scratch::new(self, tile),
             |sc, (acc, &(a, b))| {
                 let ancestors = self.trie.ancestors(a);
-                for (tile, acc) in acc.chunks_mut(TILE * s).enumerate() {
-                    let j0 = tile * TILE;
+                for (i, acc) in acc.chunks_mut(tile * s).enumerate() {
+                    let j0 = i * tile;
                     sc.fill(self, acc.len() / s, |t, j| points[[j0 + j, t]]);
                     sc.run(self, &self.trie.nodes[a..b], &ancestors, values, s, acc, 0);
                 }
@@ -286,6 +326,8 @@ impl Evaluator {
 
 /// Per-task buffers of the tiled variants.
 struct Scratch<T> {
+    /// Lanes per row (the tile).
+    lanes: usize,
     w: usize,
     /// Basis value and cell of every (dimension, kind) row at every lane.
     basis: Vec<T>,
@@ -296,27 +338,28 @@ struct Scratch<T> {
 }
 
 impl<T: Real> Scratch<T> {
-    fn new(ev: &Evaluator) -> Self {
+    fn new(ev: &Evaluator, lanes: usize) -> Self {
         let d = ev.dim();
         Scratch {
+            lanes,
             w: 0,
-            basis: vec![T::zero(); ev.rows * TILE],
-            cell: vec![0; ev.rows * TILE],
-            prod: vec![T::zero(); d * TILE],
-            idx: vec![0; d * TILE],
+            basis: vec![T::zero(); ev.rows * lanes],
+            cell: vec![0; ev.rows * lanes],
+            prod: vec![T::zero(); d * lanes],
+            idx: vec![0; d * lanes],
         }
     }
 
     /// Basis tables for `w` points whose coordinates `x(t, j)` gives.
     fn fill(&mut self, ev: &Evaluator, w: usize, x: impl Fn(usize, usize) -> T) {
         self.w = w;
-        let mut xs = [T::zero(); TILE];
+        let mut xs = [T::zero(); MAX_TILE];
         for t in 0..ev.dim() {
             for (j, v) in xs[..w].iter_mut().enumerate() {
                 *v = x(t, j);
             }
             for (k, kind) in ev.trie.kinds[t].iter().enumerate() {
-                let row = (ev.base[t] + k) * TILE;
+                let row = (ev.base[t] + k) * self.lanes;
                 let (b, c) = (&mut self.basis[row..row + w], &mut self.cell[row..row + w]);
                 match *kind {
                     Kind::Boundary(0) => {
@@ -351,7 +394,7 @@ impl<T: Real> Scratch<T> {
         shared: usize,
     ) {
         let d = ev.dim();
-        let w = self.w;
+        let (w, lanes) = (self.w, self.lanes);
         acc.fill(T::zero());
         // Scalar prefix (shared dimensions): lane 0 stands for all lanes.
         let mut sprod = vec![T::one(); d];
@@ -359,7 +402,7 @@ impl<T: Real> Scratch<T> {
         let mut sacc = vec![T::zero(); s];
         for node in ancestors.iter().chain(nodes) {
             let t = node.t as usize;
-            let row = (ev.base[t] + node.kind as usize) * TILE;
+            let row = (ev.base[t] + node.kind as usize) * lanes;
             let (b, c) = (&self.basis[row..row + w], &self.cell[row..row + w]);
             let off = node.offset as usize;
             let leaf = t + 1 == d;
@@ -375,8 +418,8 @@ impl<T: Real> Scratch<T> {
                 }
                 continue;
             }
-            let (head, tail) = self.prod.split_at_mut(t * TILE);
-            let (ihead, itail) = self.idx.split_at_mut(t * TILE);
+            let (head, tail) = self.prod.split_at_mut(t * lanes);
+            let (ihead, itail) = self.idx.split_at_mut(t * lanes);
             let out = &mut tail[..w];
             let oidx = &mut itail[..w];
             if t == 0 {
@@ -389,8 +432,8 @@ impl<T: Real> Scratch<T> {
                     oidx[j] = (pi << node.bits) | c[j];
                 }
             } else {
-                let pp = &head[(t - 1) * TILE..][..w];
-                let pi = &ihead[(t - 1) * TILE..][..w];
+                let pp = &head[(t - 1) * lanes..][..w];
+                let pi = &ihead[(t - 1) * lanes..][..w];
                 for j in 0..w {
                     out[j] = pp[j] * b[j];
                     oidx[j] = (pi[j] << node.bits) | c[j];

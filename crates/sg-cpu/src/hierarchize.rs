@@ -12,6 +12,7 @@ use sg_core::{GridSpec, Real, SgError};
 use crate::chains::{self, Chain};
 use crate::error::{Error, Result};
 use crate::shared_ptr::SharedMut;
+pub use crate::tuning::{HIER_KERNEL as TUNING_KERNEL, HierTuning};
 
 /// A hierarchization plan for one grid description: its chains in every dimension.
 ///
@@ -54,7 +55,16 @@ impl Hierarchizer {
     /// [`SgError::Zero`] for `s = 0`, [`Error::Shape`] when `values.len() != len · s`.
     pub fn hierarchize<T: Real>(&self, values: &mut [T], s: usize) -> Result<()> {
         let _span = tracing::debug_span!("sg_cpu::hierarchize", len = self.len, s).entered();
-        self.sweep(values, s, Direction::Hierarchize)
+        self.sweep(values, s, Direction::Hierarchize, &HierTuning::for_values::<T>(values.len()))
+    }
+
+    /// [`hierarchize`](Self::hierarchize) under explicit parameters instead of the cached or
+    /// default ones (what the tuner measures).
+    ///
+    /// # Errors
+    /// As [`hierarchize`](Self::hierarchize).
+    pub fn hierarchize_tuned<T: Real>(&self, values: &mut [T], s: usize, tuning: &HierTuning) -> Result<()> {
+        self.sweep(values, s, Direction::Hierarchize, tuning)
     }
 
     /// Hierarchical surpluses to nodal values, in place; `s` values per point.
@@ -63,10 +73,10 @@ impl Hierarchizer {
     /// As [`hierarchize`](Self::hierarchize).
     pub fn dehierarchize<T: Real>(&self, values: &mut [T], s: usize) -> Result<()> {
         let _span = tracing::debug_span!("sg_cpu::dehierarchize", len = self.len, s).entered();
-        self.sweep(values, s, Direction::Dehierarchize)
+        self.sweep(values, s, Direction::Dehierarchize, &HierTuning::for_values::<T>(values.len()))
     }
 
-    fn sweep<T: Real>(&self, values: &mut [T], s: usize, dir: Direction) -> Result<()> {
+    fn sweep<T: Real>(&self, values: &mut [T], s: usize, dir: Direction, tuning: &HierTuning) -> Result<()> {
         if s == 0 {
             return Err(SgError::Zero { what: "values per point (s)" }.into());
         }
@@ -84,8 +94,11 @@ impl Hierarchizer {
             // own blocks; chains of one dimension share no block, so tasks never overlap.
             // Most chains are short: hand rayon tasks of a few thousand values, not single chains.
             let per_chain = (self.len as usize * s / chains.len().max(1)).max(1);
-            let min_len = (4096 / per_chain).max(1);
-            chains.par_iter().with_min_len(min_len).for_each(|chain| process_chain(chain, ptr, s, dir));
+            let min_len = (tuning.task_values / per_chain).max(1);
+            chains
+                .par_iter()
+                .with_min_len(min_len)
+                .for_each(|chain| process_chain(chain, ptr, s, dir, tuning.pole_par_values));
         }
         Ok(())
     }
@@ -93,7 +106,7 @@ impl Hierarchizer {
 
 /// Updates every pole of `chain`: children after (hierarchize) or before (dehierarchize) their
 /// parents, so each update reads parent values of the right kind.
-fn process_chain<T: Real>(chain: &Chain, values: SharedMut<T>, s: usize, dir: Direction) {
+fn process_chain<T: Real>(chain: &Chain, values: SharedMut<T>, s: usize, dir: Direction, par_values: usize) {
     let levels: Vec<u32> = match dir {
         Direction::Hierarchize => (1..=chain.top()).rev().collect(),
         Direction::Dehierarchize => (1..=chain.top()).collect(),
@@ -119,7 +132,7 @@ fn process_chain<T: Real>(chain: &Chain, values: SharedMut<T>, s: usize, dir: Di
     };
     for level in levels {
         // Poles with different `hi` are independent: split them when there are many.
-        if his >= 64 && run * (1 << (level - 1)) * (his as usize) >= 1 << 15 {
+        if his >= 64 && run * (1 << (level - 1)) * (his as usize) >= par_values {
             (0..his as usize).into_par_iter().with_min_len(16).for_each(|hi| update(hi as u64, level));
         } else {
             (0..his).for_each(|hi| update(hi, level));

@@ -27,10 +27,11 @@ mod patterns;
 mod shared_ptr;
 pub mod spvm;
 mod trie;
+mod tuning;
 
 pub use error::{Error, Result};
-pub use evaluate::{EvalVariant, Evaluator};
-pub use hierarchize::Hierarchizer;
+pub use evaluate::{EvalTuning, EvalVariant, Evaluator};
+pub use hierarchize::{HierTuning, Hierarchizer};
 pub use patterns::PointPattern;
 pub use spvm::{PaddedMatrix, SpvmVariant};
 

@@ -75,9 +75,9 @@ fn brute<K: Kernel>(
 }
 
 /// Advances the progress bar on every configuration applied.
-struct Progress<K> {
-    inner: K,
-    pb: ProgressBar,
+pub(crate) struct Progress<K> {
+    pub(crate) inner: K,
+    pub(crate) pb: ProgressBar,
 }
 
 impl<K: Kernel> Kernel for Progress<K> {
@@ -192,7 +192,7 @@ impl Kernel for SgEval {
     }
 }
 
-fn close(a: &[f64], b: &[f64], tol: f64) -> Result<(), String> {
+pub(crate) fn close(a: &[f64], b: &[f64], tol: f64) -> Result<(), String> {
     if a.len() != b.len() {
         return Err(format!("length {} != {}", a.len(), b.len()));
     }

@@ -24,10 +24,12 @@
 //!
 //! Tuning itself: wrap the kernel in a [`Kernel`] (apply / run / verify), measure it with a
 //! [`Bench`] (warm-up, timed runs, median, verification), search with [`run`] and a
-//! [`Strategy`], and [`TuningCache::store`] the bench's log.
+//! [`Strategy`], and [`TuningCache::store`] the bench's log. At dispatch, kernels go through
+//! [`dispatch::lookup_memo`], which reads the cache once per key and process.
 
 mod cache;
 mod constraint;
+pub mod dispatch;
 mod error;
 mod kt;
 mod measure;

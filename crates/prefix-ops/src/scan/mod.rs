@@ -33,7 +33,8 @@
 //! path, the multi-threaded ones included.
 //!
 //! The CPU entry points here choose between the vectorised single-thread scan ([`single`]) and
-//! the multi-threaded chained scan ([`parallel`]) by size ([`parallel::PAR_THRESHOLD`]); [`reference`](mod@reference)
+//! the multi-threaded chained scan ([`parallel`]) by size ([`ScanTuning::par_threshold`], tuned
+//! per machine through `hetero_sched::tune`, default [`parallel::PAR_THRESHOLD`]); [`reference`](mod@reference)
 //! holds the plain sequential loops used as oracles. The GPU side is in [`gpu`]; [`emulate`]
 //! reproduces the GPU's combination order on the CPU.
 
@@ -46,8 +47,10 @@ pub mod reference;
 mod rows;
 mod segmented;
 pub mod single;
+mod tuning;
 
 pub use op::{Add, BuiltinOp, Max, Min, Monoid, Mul, Segmented};
+pub use tuning::{KERNEL as TUNING_KERNEL, ScanTuning};
 
 use ndarray::ArrayViewMut2;
 
@@ -64,6 +67,16 @@ pub fn inclusive<T: Copy + Send + Sync, M: Monoid<T>>(xs: &mut [T], op: M) {
 pub fn exclusive<T: Copy + Send + Sync, M: Monoid<T>>(xs: &mut [T], op: M) {
     let _span = tracing::debug_span!("scan::exclusive", n = xs.len()).entered();
     parallel::scan(xs, op, true);
+}
+
+/// [`inclusive`] with explicit tuning parameters instead of the cached or default ones.
+pub fn inclusive_with<T: Copy + Send + Sync, M: Monoid<T>>(xs: &mut [T], op: M, tuning: &ScanTuning) {
+    parallel::scan_with(xs, op, false, tuning);
+}
+
+/// [`exclusive`] with explicit tuning parameters instead of the cached or default ones.
+pub fn exclusive_with<T: Copy + Send + Sync, M: Monoid<T>>(xs: &mut [T], op: M, tuning: &ScanTuning) {
+    parallel::scan_with(xs, op, true, tuning);
 }
 
 fn check_same_len(src: usize, dst: usize) -> Result<()> {

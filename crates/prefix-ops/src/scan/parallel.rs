@@ -25,9 +25,10 @@
 //! `rayon::scope` then resumes the panic on the caller's thread.
 //!
 //! Results are deterministic: every prefix is `P_{i-1} ⊕ sum_i` in tile order, and the tiles
-//! depend only on the length and the element size, not on the number of threads or the timing.
+//! depend only on the length, the element size and the tile parameter, not on the number of
+//! threads or the timing.
 //!
-//! Below [`PAR_THRESHOLD`] elements the callers use the single-thread path instead.
+//! Below [`PAR_THRESHOLD`] elements (or the tuned threshold) the single-thread path runs instead.
 
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
@@ -35,20 +36,34 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::op::Monoid;
 use super::single;
+use super::tuning::ScanTuning;
 use crate::shared_mut::SharedMut;
 
 /// Inputs shorter than this many elements are scanned on one thread (starting workers costs
-/// more than a second core saves below about 2^17 elements).
+/// more than a second core saves below about 2^17 elements). The default of the tuning
+/// parameter [`ScanTuning::par_threshold`].
 pub const PAR_THRESHOLD: usize = 1 << 17;
 
 /// Bytes per tile: half of a 512 KiB L2, so a tile survives between its reduction and its
-/// rescan while the other half serves everything else.
+/// rescan while the other half serves everything else. The default of
+/// [`ScanTuning::tile_bytes`].
 pub const TILE_BYTES: usize = 256 << 10;
 
-/// Inclusive (`exclusive == false`) or exclusive scan over all rayon threads.
+/// Inclusive (`exclusive == false`) or exclusive scan over all rayon threads, with the tuned
+/// parameters for this length and type ([`ScanTuning::for_len`]).
 pub fn scan<T: Copy + Send + Sync, M: Monoid<T>>(xs: &mut [T], op: M, exclusive: bool) {
+    scan_with(xs, op, exclusive, &ScanTuning::for_len::<T>(xs.len()))
+}
+
+/// [`scan`] with explicit parameters (what the tuner measures).
+pub fn scan_with<T: Copy + Send + Sync, M: Monoid<T>>(
+    xs: &mut [T],
+    op: M,
+    exclusive: bool,
+    tuning: &ScanTuning,
+) {
     let threads = rayon::current_num_threads();
-    if threads < 2 || xs.len() < PAR_THRESHOLD {
+    if threads < 2 || xs.len() < tuning.par_threshold {
         if exclusive {
             single::exclusive(xs, op)
         } else {
@@ -56,7 +71,7 @@ pub fn scan<T: Copy + Send + Sync, M: Monoid<T>>(xs: &mut [T], op: M, exclusive:
         }
         return;
     }
-    let tile = tile_len::<T>();
+    let tile = tile_len_for::<T>(tuning.tile_bytes);
     let tiles = xs.len().div_ceil(tile);
     let chain = Chain::<T>::new(tiles);
     let ticket = AtomicUsize::new(0);
@@ -99,7 +114,12 @@ pub fn scan<T: Copy + Send + Sync, M: Monoid<T>>(xs: &mut [T], op: M, exclusive:
 /// Elements per tile: [`TILE_BYTES`] worth, a multiple of the single-thread block length so
 /// that tiles split the array where the single-thread scan's blocks do.
 pub fn tile_len<T>() -> usize {
-    (TILE_BYTES / size_of::<T>().max(1)).next_multiple_of(single::LANES)
+    tile_len_for::<T>(TILE_BYTES)
+}
+
+/// Elements per tile of `tile_bytes` bytes (at least one block of the single-thread scan).
+pub fn tile_len_for<T>(tile_bytes: usize) -> usize {
+    (tile_bytes / size_of::<T>().max(1)).max(1).next_multiple_of(single::LANES)
 }
 
 /// The inclusive prefixes of the tiles, each published once, and whether a worker died.

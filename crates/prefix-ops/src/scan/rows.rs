@@ -23,8 +23,9 @@ pub(super) fn scan_rows<T: Copy + Send + Sync, M: Monoid<T>>(
         return Ok(());
     }
     // Few long rows: parallelise inside each row instead of across rows.
-    if data.len() / row_len < rayon::current_num_threads() && row_len >= super::parallel::PAR_THRESHOLD {
-        data.chunks_mut(row_len).for_each(|row| super::parallel::scan(row, op, exclusive));
+    let tuning = super::tuning::ScanTuning::for_len::<T>(row_len);
+    if data.len() / row_len < rayon::current_num_threads() && row_len >= tuning.par_threshold {
+        data.chunks_mut(row_len).for_each(|row| super::parallel::scan_with(row, op, exclusive, &tuning));
         return Ok(());
     }
     let rows_per_task = MIN_TASK_ELEMS.div_ceil(row_len).max(1);

@@ -6,6 +6,7 @@ use rayon::prelude::*;
 
 use super::Order;
 use super::key::{SortBits, SortKey};
+use super::tuning::SortTuning;
 
 use super::network::{sort_bits, sort_tagged};
 
@@ -51,7 +52,9 @@ pub enum CpuPlan {
     WithinRow,
 }
 
-/// The dispatcher: picks the CPU path by row length, number of rows and key width.
+/// The dispatcher with the default parameters ([`SortTuning::DEFAULT`]): picks the CPU path by
+/// row length, number of rows and key width. Dispatch itself uses [`plan_cpu_with`] and the
+/// tuned parameters.
 ///
 /// ```
 /// use prefix_ops::sort::{plan_cpu, CpuPlan};
@@ -61,14 +64,19 @@ pub enum CpuPlan {
 /// assert_eq!(plan_cpu(1 << 20, 1, 4), CpuPlan::WithinRow);
 /// ```
 pub fn plan_cpu(row_len: usize, rows: usize, key_bytes: usize) -> CpuPlan {
-    // The crossovers measured so far are the same for 4- and 8-byte keys, so key_bytes only
-    // documents the intent of a per-width table.
+    plan_cpu_with(row_len, rows, key_bytes, &SortTuning::DEFAULT)
+}
+
+/// The dispatcher under explicit parameters.
+pub fn plan_cpu_with(row_len: usize, rows: usize, key_bytes: usize, t: &SortTuning) -> CpuPlan {
+    // The crossovers are tuned per key type (the cache key), so key_bytes only documents the
+    // intent of a per-width table.
     let _ = key_bytes;
-    if row_len <= NETWORK_MAX_LEN {
+    if row_len <= t.network_len() {
         CpuPlan::Network { log_n: row_len.next_power_of_two().trailing_zeros().max(1) }
-    } else if row_len >= RADIX_PAR_MIN && rows < 2 * rayon::current_num_threads() {
+    } else if row_len >= t.radix_par_min && rows < 2 * rayon::current_num_threads() {
         CpuPlan::WithinRow
-    } else if row_len >= RADIX_ROW_MIN {
+    } else if row_len >= t.radix_row_min {
         CpuPlan::RadixPerRow
     } else {
         CpuPlan::PerRow
@@ -81,23 +89,23 @@ fn radix_key<K: SortKey>(k: &K, flip: K::Bits) -> u64 {
     k.to_bits_ordered().xor(flip).to_u64()
 }
 
-pub(super) fn rows<K: SortKey>(keys: &mut [K], row_len: usize, order: Order) {
+pub(super) fn rows<K: SortKey>(keys: &mut [K], row_len: usize, order: Order, t: &SortTuning) {
     if keys.is_empty() || row_len <= 1 {
         return;
     }
     let flip = order.flip::<K::Bits>();
     let per_task = (KEYS_PER_TASK / row_len).max(1);
-    match plan_cpu(row_len, keys.len() / row_len, size_of::<K>()) {
+    match plan_cpu_with(row_len, keys.len() / row_len, size_of::<K>(), t) {
         CpuPlan::Network { .. } => network_rows(keys, row_len, flip, per_task),
         CpuPlan::PerRow | CpuPlan::RadixPerRow => keys
             .par_chunks_mut(row_len)
             .with_min_len(per_task)
-            .for_each_init(RowScratch::default, |s, r| row_keys(r, flip, s)),
-        CpuPlan::WithinRow => keys.chunks_mut(row_len).for_each(|r| whole(r, order)),
+            .for_each_init(RowScratch::default, |s, r| row_keys(r, flip, s, t)),
+        CpuPlan::WithinRow => keys.chunks_mut(row_len).for_each(|r| whole(r, order, t)),
     }
 }
 
-/// Rows of at most [`NETWORK_MAX_LEN`] keys: whole tasks of rows through the AVX2 network where
+/// Rows of at most `network_max_len` keys: whole tasks of rows through the AVX2 network where
 /// it applies, else row by row through the scalar one.
 fn network_rows<K: SortKey>(keys: &mut [K], row_len: usize, flip: K::Bits, per_task: usize) {
     keys.par_chunks_mut(row_len * per_task).for_each(|task| {
@@ -112,32 +120,33 @@ pub(super) fn rows_by_key<K: SortKey, V: Copy + Send + Sync>(
     values: &mut [V],
     row_len: usize,
     order: Order,
+    t: &SortTuning,
 ) {
     if keys.is_empty() || row_len <= 1 {
         return;
     }
     let flip = order.flip::<K::Bits>();
     let per_task = (KEYS_PER_TASK / row_len).max(1);
-    match plan_cpu(row_len, keys.len() / row_len, size_of::<K>()) {
+    match plan_cpu_with(row_len, keys.len() / row_len, size_of::<K>(), t) {
         CpuPlan::WithinRow => keys
             .chunks_mut(row_len)
             .zip(values.chunks_mut(row_len))
-            .for_each(|(k, v)| whole_by_key(k, v, order)),
+            .for_each(|(k, v)| whole_by_key(k, v, order, t)),
         _ => keys
             .par_chunks_mut(row_len)
             .zip(values.par_chunks_mut(row_len))
             .with_min_len(per_task)
-            .for_each_init(Scratch::default, |s, (k, v)| row_pairs(k, v, flip, s)),
+            .for_each_init(Scratch::default, |s, (k, v)| row_pairs(k, v, flip, s, t)),
     }
 }
 
-pub(super) fn segments<K: SortKey>(keys: &mut [K], offsets: &[usize], order: Order) {
+pub(super) fn segments<K: SortKey>(keys: &mut [K], offsets: &[usize], order: Order, t: &SortTuning) {
     let flip = order.flip::<K::Bits>();
     let (small, large): (Vec<_>, Vec<_>) =
-        split_segments(keys, offsets).into_iter().partition(|s| s.len() < RADIX_PAR_MIN);
-    small.into_par_iter().with_min_len(64).for_each_init(RowScratch::default, |b, s| row_keys(s, flip, b));
+        split_segments(keys, offsets).into_iter().partition(|s| s.len() < t.radix_par_min);
+    small.into_par_iter().with_min_len(64).for_each_init(RowScratch::default, |b, s| row_keys(s, flip, b, t));
     // Large segments run in parallel with each other and within themselves (work stealing).
-    large.into_par_iter().for_each(|s| whole(s, order));
+    large.into_par_iter().for_each(|s| whole(s, order, t));
 }
 
 pub(super) fn segments_by_key<K: SortKey, V: Copy + Send + Sync>(
@@ -145,22 +154,23 @@ pub(super) fn segments_by_key<K: SortKey, V: Copy + Send + Sync>(
     values: &mut [V],
     offsets: &[usize],
     order: Order,
+    t: &SortTuning,
 ) {
     let flip = order.flip::<K::Bits>();
     let pairs: Vec<_> =
         split_segments(keys, offsets).into_iter().zip(split_segments(values, offsets)).collect();
-    let (small, large): (Vec<_>, Vec<_>) = pairs.into_iter().partition(|(k, _)| k.len() < RADIX_PAR_MIN);
+    let (small, large): (Vec<_>, Vec<_>) = pairs.into_iter().partition(|(k, _)| k.len() < t.radix_par_min);
     small
         .into_par_iter()
         .with_min_len(64)
-        .for_each_init(Scratch::default, |s, (k, v)| row_pairs(k, v, flip, s));
-    large.into_par_iter().for_each(|(k, v)| whole_by_key(k, v, order));
+        .for_each_init(Scratch::default, |s, (k, v)| row_pairs(k, v, flip, s, t));
+    large.into_par_iter().for_each(|(k, v)| whole_by_key(k, v, order, t));
 }
 
-pub(super) fn whole<K: SortKey>(keys: &mut [K], order: Order) {
+pub(super) fn whole<K: SortKey>(keys: &mut [K], order: Order, t: &SortTuning) {
     let flip = order.flip::<K::Bits>();
-    if keys.len() < RADIX_PAR_MIN {
-        row_keys(keys, flip, &mut RowScratch::default());
+    if keys.len() < t.radix_par_min {
+        row_keys(keys, flip, &mut RowScratch::default(), t);
     } else {
         super::radix::sort_par(keys, K::Bits::BITS, |k| radix_key(k, flip));
     }
@@ -170,10 +180,11 @@ pub(super) fn whole_by_key<K: SortKey, V: Copy + Send + Sync>(
     keys: &mut [K],
     values: &mut [V],
     order: Order,
+    t: &SortTuning,
 ) {
     let flip = order.flip::<K::Bits>();
-    if keys.len() < RADIX_PAR_MIN {
-        row_pairs(keys, values, flip, &mut Scratch::default());
+    if keys.len() < t.radix_par_min {
+        row_pairs(keys, values, flip, &mut Scratch::default(), t);
         return;
     }
     if size_of::<V>() <= size_of::<u64>() || keys.len() > u32::MAX as usize {
@@ -218,11 +229,11 @@ impl<K: SortKey> Default for RowScratch<K> {
 
 /// One row (or segment, or small array) of keys on the calling thread, by the path its length
 /// calls for.
-fn row_keys<K: SortKey>(row: &mut [K], flip: K::Bits, s: &mut RowScratch<K>) {
+fn row_keys<K: SortKey>(row: &mut [K], flip: K::Bits, s: &mut RowScratch<K>, t: &SortTuning) {
     let len = row.len();
-    if len <= NETWORK_MAX_LEN {
+    if len <= t.network_len() {
         network_keys(row, flip)
-    } else if len < RADIX_ROW_MIN {
+    } else if len < t.radix_row_min {
         per_row_keys(row, flip, &mut s.bits)
     } else {
         super::radix::sort_seq(row, &mut s.tmp, K::Bits::BITS, |k| radix_key(k, flip))
@@ -280,12 +291,19 @@ fn per_row_keys<K: SortKey>(row: &mut [K], flip: K::Bits, buf: &mut Vec<K::Bits>
 /// One row of pairs. Long rows: the one-thread radix sort on `(key, value)` pairs (stable).
 /// Shorter ones: sort `(ordered key, position)` (the network for short rows), then gather keys
 /// and values by position; distinct positions make the order strict, hence stable.
-fn row_pairs<K: SortKey, V: Copy>(keys: &mut [K], values: &mut [V], flip: K::Bits, s: &mut Scratch<K, V>) {
+fn row_pairs<K: SortKey, V: Copy>(
+    keys: &mut [K],
+    values: &mut [V],
+    flip: K::Bits,
+    s: &mut Scratch<K, V>,
+    t: &SortTuning,
+) {
     let len = keys.len();
     if len <= 1 {
         return;
     }
-    if len >= RADIX_ROW_MIN {
+    // Past the network's buffer the comparison path is the only other one below the radix sort.
+    if len >= t.radix_row_min && len > t.network_len() {
         s.pairs.clear();
         s.pairs.extend(keys.iter().copied().zip(values.iter().copied()));
         super::radix::sort_seq(&mut s.pairs, &mut s.tmp, K::Bits::BITS, |p| radix_key(&p.0, flip));
@@ -297,7 +315,7 @@ fn row_pairs<K: SortKey, V: Copy>(keys: &mut [K], values: &mut [V], flip: K::Bit
     }
     s.tagged.clear();
     s.tagged.extend(keys.iter().enumerate().map(|(i, k)| (k.to_bits_ordered().xor(flip), i as u32)));
-    if len <= NETWORK_MAX_LEN {
+    if len <= t.network_len() {
         let n = len.next_power_of_two();
         s.tagged.extend((len..n).map(|i| (K::Bits::MAX, i as u32)));
         sort_tagged(&mut s.tagged);

@@ -47,11 +47,14 @@ mod key;
 pub mod network;
 mod radix;
 mod simd;
+mod tuning;
 
 pub use cpu::{
     CpuPlan, NETWORK_MAX_LEN, PAR_DIGIT_BITS, RADIX_PAR_MIN, RADIX_ROW_MIN, SEQ_DIGIT_BITS, plan_cpu,
+    plan_cpu_with,
 };
 pub use key::{SortBits, SortKey, SortValue};
+pub use tuning::{KERNEL as TUNING_KERNEL, SortTuning};
 
 use ndarray::ArrayViewMut2;
 
@@ -93,9 +96,20 @@ impl Order {
 /// # Ok::<(), prefix_ops::Error>(())
 /// ```
 pub fn rows<K: SortKey>(keys: &mut [K], row_len: usize, order: Order) -> Result<()> {
+    rows_with(keys, row_len, order, &SortTuning::for_len::<K>(row_len))
+}
+
+/// [`rows`] with explicit tuning parameters instead of the cached or default ones (what the
+/// tuner measures). A `network_max_len` past [`NETWORK_MAX_LEN`] acts as [`NETWORK_MAX_LEN`].
+pub fn rows_with<K: SortKey>(
+    keys: &mut [K],
+    row_len: usize,
+    order: Order,
+    tuning: &SortTuning,
+) -> Result<()> {
     check_rows(keys.len(), row_len)?;
     let _span = tracing::debug_span!("sort::rows", n = keys.len(), row_len).entered();
-    cpu::rows(keys, row_len, order);
+    cpu::rows(keys, row_len, order, tuning);
     Ok(())
 }
 
@@ -111,7 +125,7 @@ pub fn rows_by_key<K: SortKey, V: Copy + Send + Sync>(
     check_values(keys.len(), values.len())?;
     check_rows(keys.len(), row_len)?;
     let _span = tracing::debug_span!("sort::rows_by_key", n = keys.len(), row_len).entered();
-    cpu::rows_by_key(keys, values, row_len, order);
+    cpu::rows_by_key(keys, values, row_len, order, &SortTuning::for_len::<K>(row_len));
     Ok(())
 }
 
@@ -152,7 +166,7 @@ pub fn rows_by_key_2d<K: SortKey, V: Copy + Send + Sync>(
 pub fn segments<K: SortKey>(keys: &mut [K], offsets: &[usize], order: Order) -> Result<()> {
     check_offsets(keys.len(), offsets)?;
     let _span = tracing::debug_span!("sort::segments", n = keys.len(), segments = offsets.len()).entered();
-    cpu::segments(keys, offsets, order);
+    cpu::segments(keys, offsets, order, &SortTuning::for_len::<K>(keys.len()));
     Ok(())
 }
 
@@ -168,14 +182,19 @@ pub fn segments_by_key<K: SortKey, V: Copy + Send + Sync>(
     check_values(keys.len(), values.len())?;
     check_offsets(keys.len(), offsets)?;
     let _span = tracing::debug_span!("sort::segments_by_key", n = keys.len()).entered();
-    cpu::segments_by_key(keys, values, offsets, order);
+    cpu::segments_by_key(keys, values, offsets, order, &SortTuning::for_len::<K>(keys.len()));
     Ok(())
 }
 
 /// Sorts the whole slice (rayon's parallel sort for large slices).
 pub fn whole<K: SortKey>(keys: &mut [K], order: Order) {
     let _span = tracing::debug_span!("sort::whole", n = keys.len()).entered();
-    cpu::whole(keys, order);
+    whole_with(keys, order, &SortTuning::for_len::<K>(keys.len()));
+}
+
+/// [`whole`] with explicit tuning parameters instead of the cached or default ones.
+pub fn whole_with<K: SortKey>(keys: &mut [K], order: Order, tuning: &SortTuning) {
+    cpu::whole(keys, order, tuning);
 }
 
 /// Sorts the whole slice of keys, moving `values` along; stable.
@@ -188,7 +207,7 @@ pub fn whole_by_key<K: SortKey, V: Copy + Send + Sync>(
 ) -> Result<()> {
     check_values(keys.len(), values.len())?;
     let _span = tracing::debug_span!("sort::whole_by_key", n = keys.len()).entered();
-    cpu::whole_by_key(keys, values, order);
+    cpu::whole_by_key(keys, values, order, &SortTuning::for_len::<K>(keys.len()));
     Ok(())
 }
 

@@ -1,0 +1,411 @@
+//! `hetkit tune kernel NAME`: tunes one of the wired CPU kernels on this machine through the
+//! real evaluation loop ([`Bench`]: apply, warm-up, timed runs, median, verification against an
+//! independent reference), stores every measured configuration in the user's tuning cache
+//! under the key the kernel's dispatch looks up (kernel, this CPU, element type, size bucket),
+//! and ends with a table of the default against the tuned configuration, timed alternately.
+//!
+//! Unlike `tune landscape`, the parameters are the kernels' own (`ScanTuning`, `SortTuning`,
+//! `EvalTuning`, `HierTuning`), passed through their explicit `*_with`/`*_tuned` entry points,
+//! so what is stored is exactly what later dispatches use.
+
+use std::time::Instant;
+
+use hetero_sched::tune::{
+    Bench, Budget, CacheKey, Config, CpuClock, Fingerprint, Kernel, Measurement, Space, TuningCache, median,
+    run, size_bucket, strategy,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+use ndarray::Array2;
+use prefix_ops::scan::{self, Add, ScanTuning};
+use prefix_ops::sort::{self, Order, SortTuning};
+use rand::{Rng, SeedableRng};
+use sg_core::{Grid, GridSpec};
+use sg_cpu::{EvalTuning, EvalVariant, Evaluator, HierTuning, Hierarchizer};
+
+use crate::landscape::{Progress, close};
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// The kernels `tune kernel` knows.
+pub(crate) const KERNELS: &str = "scan, sort, sg_eval, sg_hier";
+
+/// Options of `hetkit tune kernel`.
+#[derive(Debug, Clone)]
+pub(crate) struct Options {
+    /// Evaluations of the search.
+    pub(crate) budget: u64,
+    /// Strategy name (default: the library's default).
+    pub(crate) strategy: Option<String>,
+    /// Timed runs per configuration (median).
+    pub(crate) runs: usize,
+    /// Seed of the search.
+    pub(crate) seed: u64,
+    /// Problem size (kernel-specific meaning; see `--help`).
+    pub(crate) size: Option<usize>,
+    /// Alternating timed runs of default and tuned in the final comparison.
+    pub(crate) compare_runs: usize,
+}
+
+/// A kernel whose dispatch consults the tuning cache: what `tune kernel` needs beyond
+/// [`Kernel`].
+trait Wired: Kernel {
+    /// The kernel's name in the cache.
+    fn cache_kernel(&self) -> &'static str;
+    /// The element type its dispatch looks up.
+    fn element_type(&self) -> &'static str;
+    /// The size its dispatch buckets.
+    fn dispatch_size(&self) -> u64;
+    /// The declared space.
+    fn space(&self) -> &'static Space;
+    /// The kernel's default configuration.
+    fn default_config(&self) -> Config;
+    /// The problem, for the report.
+    fn problem(&self) -> String;
+}
+
+/// `hetkit tune kernel`.
+pub(crate) fn tune_kernel(name: &str, opts: &Options) -> Result<(), Error> {
+    if opts.budget == 0 {
+        return Err("the budget must be at least 1".into());
+    }
+    let strategy_name = opts.strategy.as_deref().unwrap_or(strategy::DEFAULT);
+    strategy::by_name(strategy_name)?;
+    match name {
+        "scan" => tune(ScanKernel::new(opts.size.unwrap_or(1 << 22))?, strategy_name, opts),
+        "sort" => tune(SortKernel::new(opts.size.unwrap_or(192))?, strategy_name, opts),
+        "sg_eval" => tune(EvalKernel::new(opts.size.unwrap_or(4096))?, strategy_name, opts),
+        "sg_hier" => tune(HierKernel::new(opts.size.unwrap_or(8))?, strategy_name, opts),
+        other => Err(format!("unknown kernel `{other}` (known: {KERNELS})").into()),
+    }
+}
+
+fn tune<K: Wired>(kernel: K, strategy_name: &str, opts: &Options) -> Result<(), Error> {
+    let space = kernel.space();
+    let key = CacheKey::new(
+        kernel.cache_kernel(),
+        &Fingerprint::cpu(),
+        kernel.element_type(),
+        &size_bucket(kernel.dispatch_size()),
+    );
+    let problem = kernel.problem();
+    let default = kernel.default_config();
+    let budget = opts.budget.min(space.count_valid()).max(1);
+    let pb = ProgressBar::new(budget);
+    pb.set_style(
+        ProgressStyle::with_template("tuning [{bar:30}] {pos}/{len} configs {elapsed} (eta {eta})")
+            .map(|s| s.progress_chars("=> "))
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let settings = Measurement { warmup: 1, runs: opts.runs.max(1) };
+    let mut bench = Bench::new(space, Progress { inner: kernel, pb: pb.clone() }, CpuClock, settings);
+    let mut strat = strategy::by_name(strategy_name)?;
+    let result = run(strat.as_mut(), space, &mut bench, Budget::evals(budget), opts.seed)?;
+    pb.finish_and_clear();
+    let (progress, log) = bench.into_parts();
+    let mut kernel = progress.inner;
+    let failed = log.iter().filter(|m| m.outcome.time().is_none()).count();
+    let cache = TuningCache::open_default()?;
+    let path = cache.store(&key, space, &log)?;
+    let tuned = cache.lookup(&key, space).ok_or("no configuration succeeded")?;
+    println!("{} on {problem}", key.kernel);
+    println!(
+        "  {} evaluations with {strategy_name} ({failed} failed), stopped: {:?}; stored in {}",
+        result.evaluations,
+        result.stop,
+        path.display()
+    );
+    let (t_default, t_tuned) = compare(&mut kernel, &default, &tuned, opts.compare_runs.max(1))?;
+    println!();
+    println!("| configuration | median ms | speed-up |");
+    println!("|---|---:|---:|");
+    println!("| default `{}` | {t_default:.3} | 1.00 |", default.key());
+    println!("| tuned `{}` | {t_tuned:.3} | {:.2} |", tuned.key(), t_default / t_tuned);
+    Ok(())
+}
+
+/// Medians of `runs` timed executions of each configuration, alternating so that drifts in
+/// machine load hit both alike; every output is verified.
+fn compare<K: Kernel>(kernel: &mut K, a: &Config, b: &Config, runs: usize) -> Result<(f64, f64), Error> {
+    let mut times = [Vec::with_capacity(runs), Vec::with_capacity(runs)];
+    for i in 0..=runs {
+        for (slot, cfg) in [a, b].into_iter().enumerate() {
+            kernel.apply(cfg)?;
+            let t0 = Instant::now();
+            let out = kernel.run()?;
+            let ms = t0.elapsed().as_secs_f64() * 1e3;
+            kernel.verify(&out)?;
+            // The first round warms caches and page tables.
+            if i > 0 {
+                times[slot].push(ms);
+            }
+        }
+    }
+    Ok((median(&times[0]), median(&times[1])))
+}
+
+fn rng(seed: u64) -> rand_chacha::ChaCha8Rng {
+    rand_chacha::ChaCha8Rng::seed_from_u64(seed)
+}
+
+// --- scan ---------------------------------------------------------------------------------
+
+struct ScanKernel {
+    input: Vec<u64>,
+    reference: Vec<u64>,
+    buf: Vec<u64>,
+    tuning: ScanTuning,
+}
+
+impl ScanKernel {
+    fn new(n: usize) -> Result<Self, Error> {
+        if n == 0 {
+            return Err("the scan needs at least one element".into());
+        }
+        let mut r = rng(5);
+        let input: Vec<u64> = (0..n).map(|_| r.random_range(0..1000)).collect();
+        let mut reference = input.clone();
+        scan::reference::inclusive(&mut reference, Add);
+        Ok(ScanKernel { buf: vec![0; n], input, reference, tuning: ScanTuning::DEFAULT })
+    }
+}
+
+impl Kernel for ScanKernel {
+    type Output = ();
+    fn apply(&mut self, c: &Config) -> Result<(), String> {
+        self.tuning = ScanTuning::from_config(c).ok_or("not a scan configuration")?;
+        Ok(())
+    }
+    /// Copy, then scan in place (the copy is part of every configuration's time alike).
+    fn run(&mut self) -> Result<(), String> {
+        self.buf.copy_from_slice(&self.input);
+        scan::inclusive_with(&mut self.buf, Add, &self.tuning);
+        Ok(())
+    }
+    fn verify(&mut self, _: &()) -> Result<(), String> {
+        (self.buf == self.reference)
+            .then_some(())
+            .ok_or_else(|| "scan differs from the sequential loop".into())
+    }
+}
+
+impl Wired for ScanKernel {
+    fn cache_kernel(&self) -> &'static str {
+        scan::TUNING_KERNEL
+    }
+    fn element_type(&self) -> &'static str {
+        std::any::type_name::<u64>()
+    }
+    fn dispatch_size(&self) -> u64 {
+        self.input.len() as u64
+    }
+    fn space(&self) -> &'static Space {
+        ScanTuning::space()
+    }
+    fn default_config(&self) -> Config {
+        ScanTuning::DEFAULT.to_config()
+    }
+    fn problem(&self) -> String {
+        format!("inclusive Add scan of {} u64 (copy + scan)", self.input.len())
+    }
+}
+
+// --- sort ---------------------------------------------------------------------------------
+
+/// Keys sorted per tuning run: rows of `row_len` filling about 2^20 keys.
+const SORT_KEYS: usize = 1 << 20;
+
+struct SortKernel {
+    row_len: usize,
+    input: Vec<f32>,
+    reference: Vec<f32>,
+    buf: Vec<f32>,
+    tuning: SortTuning,
+}
+
+impl SortKernel {
+    fn new(row_len: usize) -> Result<Self, Error> {
+        if row_len < 2 {
+            return Err("sort rows need at least 2 keys".into());
+        }
+        let rows = (SORT_KEYS / row_len).max(1);
+        let mut r = rng(7);
+        let input: Vec<f32> = (0..rows * row_len).map(|_| r.random_range(-1e6f32..1e6)).collect();
+        let mut reference = input.clone();
+        reference.chunks_mut(row_len).for_each(|row| row.sort_unstable_by(f32::total_cmp));
+        Ok(SortKernel { row_len, buf: input.clone(), input, reference, tuning: SortTuning::DEFAULT })
+    }
+}
+
+impl Kernel for SortKernel {
+    type Output = ();
+    fn apply(&mut self, c: &Config) -> Result<(), String> {
+        self.tuning = SortTuning::from_config(c).ok_or("not a sort configuration")?;
+        Ok(())
+    }
+    /// Copy, then sort the rows in place.
+    fn run(&mut self) -> Result<(), String> {
+        self.buf.copy_from_slice(&self.input);
+        sort::rows_with(&mut self.buf, self.row_len, Order::Ascending, &self.tuning)
+            .map_err(|e| e.to_string())
+    }
+    fn verify(&mut self, _: &()) -> Result<(), String> {
+        let same = self.buf.iter().zip(&self.reference).all(|(a, b)| a.to_bits() == b.to_bits());
+        same.then_some(()).ok_or_else(|| "rows differ from std's sort".into())
+    }
+}
+
+impl Wired for SortKernel {
+    fn cache_kernel(&self) -> &'static str {
+        sort::TUNING_KERNEL
+    }
+    fn element_type(&self) -> &'static str {
+        std::any::type_name::<f32>()
+    }
+    fn dispatch_size(&self) -> u64 {
+        self.row_len as u64
+    }
+    fn space(&self) -> &'static Space {
+        SortTuning::space()
+    }
+    fn default_config(&self) -> Config {
+        SortTuning::DEFAULT.to_config()
+    }
+    fn problem(&self) -> String {
+        format!("{} rows of {} f32 (copy + sort)", self.input.len() / self.row_len, self.row_len)
+    }
+}
+
+// --- sg-cpu evaluation --------------------------------------------------------------------
+
+struct EvalKernel {
+    ev: Evaluator,
+    grid: Grid<f64>,
+    points: Array2<f64>,
+    reference: Vec<f64>,
+    tuning: EvalTuning,
+}
+
+impl EvalKernel {
+    fn new(m: usize) -> Result<Self, Error> {
+        let (d, n) = (4, 7);
+        let spec = GridSpec::regular(d, n)?;
+        let mut grid =
+            Grid::from_fn(spec.clone(), |x: &[f64]| x.iter().map(|&v| 4.0 * v * (1.0 - v)).product())?;
+        grid.hierarchize();
+        let mut r = rng(11);
+        let points = Array2::from_shape_fn((m, d), |_| r.random_range(0.0..1.0));
+        let ev = Evaluator::new(&spec)?;
+        // The reference: sg-core's sequential evaluation, independent of the tiled code.
+        let reference = sg_core::VectorGrid::from_values(spec, 1, grid.values().to_vec())?
+            .evaluate_batch(points.view())?
+            .iter()
+            .copied()
+            .collect();
+        Ok(EvalKernel { ev, grid, points, reference, tuning: EvalTuning::DEFAULT })
+    }
+}
+
+impl Kernel for EvalKernel {
+    type Output = Vec<f64>;
+    fn apply(&mut self, c: &Config) -> Result<(), String> {
+        self.tuning = EvalTuning::from_config(c).ok_or("not an evaluation configuration")?;
+        Ok(())
+    }
+    fn run(&mut self) -> Result<Vec<f64>, String> {
+        self.ev
+            .evaluate_tuned(self.grid.values(), 1, self.points.view(), &self.tuning)
+            .map_err(|e| e.to_string())
+    }
+    fn verify(&mut self, out: &Vec<f64>) -> Result<(), String> {
+        close(out, &self.reference, 1e-12)
+    }
+}
+
+impl Wired for EvalKernel {
+    fn cache_kernel(&self) -> &'static str {
+        sg_cpu::evaluate::TUNING_KERNEL
+    }
+    fn element_type(&self) -> &'static str {
+        std::any::type_name::<f64>()
+    }
+    fn dispatch_size(&self) -> u64 {
+        self.points.nrows() as u64
+    }
+    fn space(&self) -> &'static Space {
+        EvalTuning::space()
+    }
+    fn default_config(&self) -> Config {
+        EvalTuning::DEFAULT.to_config()
+    }
+    fn problem(&self) -> String {
+        let variant = self.ev.choose_with(self.points.view(), &EvalTuning::DEFAULT).0;
+        let v = if variant == EvalVariant::BlocksParallel { "blocks_parallel" } else { "point_tiles" };
+        format!("d4 n7 regular grid, {} random points, f64 (default variant {v})", self.points.nrows())
+    }
+}
+
+// --- sg-cpu hierarchization ---------------------------------------------------------------
+
+struct HierKernel {
+    spec: GridSpec,
+    plan: Hierarchizer,
+    nodal: Vec<f64>,
+    reference: Vec<f64>,
+    buf: Vec<f64>,
+    tuning: HierTuning,
+}
+
+impl HierKernel {
+    /// A regular grid of dimension 4 and level `n`.
+    fn new(n: usize) -> Result<Self, Error> {
+        let spec = GridSpec::regular(4, u32::try_from(n)?)?;
+        let len = usize::try_from(spec.len())?;
+        let mut r = rng(13);
+        let nodal: Vec<f64> = (0..len).map(|_| r.random_range(-1.0..1.0)).collect();
+        let mut reference = nodal.clone();
+        sg_core::reference::hierarchize(&spec, &mut reference, 1)?;
+        let plan = Hierarchizer::new(&spec)?;
+        Ok(HierKernel { spec, plan, buf: nodal.clone(), nodal, reference, tuning: HierTuning::DEFAULT })
+    }
+}
+
+impl Kernel for HierKernel {
+    type Output = ();
+    fn apply(&mut self, c: &Config) -> Result<(), String> {
+        self.tuning = HierTuning::from_config(c).ok_or("not a hierarchization configuration")?;
+        Ok(())
+    }
+    /// Copy, then hierarchize in place.
+    fn run(&mut self) -> Result<(), String> {
+        self.buf.copy_from_slice(&self.nodal);
+        self.plan.hierarchize_tuned(&mut self.buf, 1, &self.tuning).map_err(|e| e.to_string())
+    }
+    fn verify(&mut self, _: &()) -> Result<(), String> {
+        close(&self.buf, &self.reference, 1e-12)
+    }
+}
+
+impl Wired for HierKernel {
+    fn cache_kernel(&self) -> &'static str {
+        sg_cpu::hierarchize::TUNING_KERNEL
+    }
+    fn element_type(&self) -> &'static str {
+        std::any::type_name::<f64>()
+    }
+    fn dispatch_size(&self) -> u64 {
+        self.nodal.len() as u64
+    }
+    fn space(&self) -> &'static Space {
+        HierTuning::space()
+    }
+    fn default_config(&self) -> Config {
+        HierTuning::DEFAULT.to_config()
+    }
+    fn problem(&self) -> String {
+        format!(
+            "regular grid d{} with {} points, f64 (copy + hierarchize)",
+            self.spec.dim(),
+            self.nodal.len()
+        )
+    }
+}
