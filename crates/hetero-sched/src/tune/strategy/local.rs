@@ -48,6 +48,26 @@ pub(super) fn walk_axis(
     Ok(best)
 }
 
+/// Best-improvement climbing from random starts until the budget stops it: `neighbours` gives
+/// the evaluated moves from the current point; a climb ends when no move improves (after up to
+/// `2d` sideways moves across a plateau), and the next starts afresh.
+fn restart_climbing(
+    s: &mut Search<'_>,
+    mut neighbours: impl FnMut(&mut Search<'_>, &[u32]) -> Result<Vec<(Point, f64)>, Stop>,
+) -> Result<(), Stop> {
+    let d = s.domain().radices().len();
+    loop {
+        let (cur, t_cur) = start(s)?;
+        let mut climb = Climb::new(cur, t_cur, 2 * d);
+        loop {
+            let nbs = neighbours(s, &climb.cur)?;
+            if !climb.advance(s, nbs) {
+                break;
+            }
+        }
+    }
+}
+
 fn start(s: &mut Search<'_>) -> Result<(Point, f64), Stop> {
     let p = s.sample()?;
     let t = cost(s.eval(&p)?);
@@ -164,21 +184,15 @@ impl Strategy for Neighbourhood {
 
     fn search(&mut self, s: &mut Search<'_>) -> Result<(), Stop> {
         let d = s.domain().radices().len();
-        loop {
-            let (cur, t_cur) = start(s)?;
-            let mut climb = Climb::new(cur, t_cur, 2 * d);
-            loop {
-                let mut nbs = Vec::new();
-                for k in 0..d {
-                    for dir in [-1, 1] {
-                        nbs.extend(Self::step(s, &climb.cur, k, dir)?);
-                    }
-                }
-                if !climb.advance(s, nbs) {
-                    break;
+        restart_climbing(s, |s, cur| {
+            let mut nbs = Vec::new();
+            for k in 0..d {
+                for dir in [-1, 1] {
+                    nbs.extend(Self::step(s, cur, k, dir)?);
                 }
             }
-        }
+            Ok(nbs)
+        })
     }
 }
 
@@ -228,21 +242,14 @@ impl Strategy for FullNeighbourhood {
     }
 
     fn search(&mut self, s: &mut Search<'_>) -> Result<(), Stop> {
-        let d = s.domain().radices().len();
-        loop {
-            let (cur, t_cur) = start(s)?;
-            let mut climb = Climb::new(cur, t_cur, 2 * d);
-            loop {
-                let mut nbs = Vec::new();
-                for q in Self::neighbours(s, &climb.cur) {
-                    let t = cost(s.eval(&q)?);
-                    nbs.push((q, t));
-                }
-                if !climb.advance(s, nbs) {
-                    break;
-                }
+        restart_climbing(s, |s, cur| {
+            let mut nbs = Vec::new();
+            for q in Self::neighbours(s, cur) {
+                let t = cost(s.eval(&q)?);
+                nbs.push((q, t));
             }
-        }
+            Ok(nbs)
+        })
     }
 }
 
