@@ -1,6 +1,9 @@
 //! A tour of hetkit: what this machine offers, then each crate at work on CPU and, when present, GPU.
 //!
 //! `cargo run --release --example tour`
+//!
+//! Each area of the library has one section: a function here, or a module file in this folder
+//! (`mod name;` below and one call in `main`), so that areas grow without touching each other.
 
 use std::time::Instant;
 
