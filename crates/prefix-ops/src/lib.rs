@@ -6,6 +6,7 @@ mod alloc;
 mod error;
 mod nd;
 pub mod scan;
+pub mod segmented;
 pub mod segments;
 mod shared_mut;
 pub mod sort;

@@ -1,0 +1,181 @@
+//! A CSR sparse matrix and its product with a vector as a segmented reduction: the rows are
+//! the segments, the reduced values the products `a_ij * x_j`. Granularity by row length, as
+//! in HiDP §6.4.3: short rows are whole tasks (one thread walks many rows), a row at least
+//! [`SegmentedTuning::reduce_split`] long is reduced by all threads. COO input is converted to
+//! CSR by a stable counting sort on the row index (HiDP's choice over a segmented reduction
+//! on COO).
+
+use std::ops::{Add, Mul};
+
+use rayon::prelude::*;
+
+use super::super::plan::{by_segs, groups};
+use super::super::{SegmentedTuning, Segments};
+use crate::error::{Error, Result};
+
+/// Element types of [`Csr`]: `f32`, `f64` and the integers (wrapping arithmetic is not used:
+/// integer products must not overflow).
+pub trait SpmvScalar: Copy + Send + Sync + Add<Output = Self> + Mul<Output = Self> + 'static {
+    /// The additive identity.
+    const ZERO: Self;
+}
+macro_rules! scalar {
+    ($($t:ty = $z:expr),*) => {$( impl SpmvScalar for $t { const ZERO: Self = $z; } )*};
+}
+scalar!(f32 = 0.0, f64 = 0.0, i32 = 0, i64 = 0, u32 = 0, u64 = 0);
+
+/// A sparse matrix in compressed sparse row form: row `r` holds the entries
+/// `rows.segment(r)` of `cols` and `vals`. Duplicate entries are kept and add up in products.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Csr<T> {
+    ncols: usize,
+    rows: Segments,
+    cols: Vec<u32>,
+    vals: Vec<T>,
+}
+
+impl<T: SpmvScalar> Csr<T> {
+    /// From CSR arrays: `row_offsets` (`nrows + 1` entries), column indices and values.
+    ///
+    /// Errors: malformed offsets, `cols`/`vals` lengths other than the last offset, a column
+    /// index `>= ncols`, `ncols > u32::MAX`.
+    pub fn new(ncols: usize, row_offsets: &[usize], cols: Vec<u32>, vals: Vec<T>) -> Result<Csr<T>> {
+        let rows = Segments::from_offsets(row_offsets)?;
+        rows.check_len("cols", cols.len())?;
+        rows.check_len("vals", vals.len())?;
+        check_cols(ncols, &cols)?;
+        Ok(Csr { ncols, rows, cols, vals })
+    }
+
+    /// From coordinate triplets `(rows[k], cols[k], vals[k])` in any order (the order within a
+    /// row is kept).
+    ///
+    /// Errors: lengths that differ, an index out of range, `ncols > u32::MAX`.
+    pub fn from_coo(
+        nrows: usize,
+        ncols: usize,
+        rows: &[usize],
+        cols: &[usize],
+        vals: &[T],
+    ) -> Result<Csr<T>> {
+        for (what, len) in [("cols", cols.len()), ("vals", vals.len())] {
+            if len != rows.len() {
+                return Err(Error::LengthMismatch { what, got: len, expected: rows.len() });
+            }
+        }
+        if let Some(&r) = rows.iter().find(|&&r| r >= nrows) {
+            return Err(Error::Invalid(format!("COO row index {r} out of range for {nrows} rows")));
+        }
+        if ncols > u32::MAX as usize {
+            return Err(Error::Invalid(format!("{ncols} columns: at most {}", u32::MAX)));
+        }
+        if let Some(&c) = cols.iter().find(|&&c| c >= ncols) {
+            return Err(Error::Invalid(format!("COO column index {c} out of range for {ncols} columns")));
+        }
+        // Stable counting sort by row: counts, exclusive scan into offsets, scatter.
+        let mut counts = vec![0usize; nrows];
+        rows.iter().for_each(|&r| counts[r] += 1);
+        let segs = Segments::from_lengths(&counts)?;
+        let mut next = segs.offsets();
+        let mut out_cols = vec![0u32; rows.len()];
+        let mut out_vals = vec![T::ZERO; rows.len()];
+        for ((&r, &c), &v) in rows.iter().zip(cols).zip(vals) {
+            out_cols[next[r]] = c as u32;
+            out_vals[next[r]] = v;
+            next[r] += 1;
+        }
+        Ok(Csr { ncols, rows: segs, cols: out_cols, vals: out_vals })
+    }
+
+    /// Number of rows.
+    pub fn nrows(&self) -> usize {
+        self.rows.num_segments()
+    }
+
+    /// Number of columns.
+    pub fn ncols(&self) -> usize {
+        self.ncols
+    }
+
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.vals.len()
+    }
+
+    /// The rows as segments of the entries.
+    pub fn rows(&self) -> &Segments {
+        &self.rows
+    }
+
+    /// Column index of every entry.
+    pub fn cols(&self) -> &[u32] {
+        &self.cols
+    }
+
+    /// Value of every entry.
+    pub fn vals(&self) -> &[T] {
+        &self.vals
+    }
+
+    /// `y = A x`, with the tuned or default granularity thresholds.
+    ///
+    /// Errors: [`Error::LengthMismatch`] when `x.len() != ncols` or `y.len() != nrows`.
+    pub fn mul_vec(&self, x: &[T], y: &mut [T]) -> Result<()> {
+        self.mul_vec_with(x, y, &SegmentedTuning::for_len::<T>(self.nnz()))
+    }
+
+    /// [`mul_vec`](Self::mul_vec) under explicit selector parameters.
+    pub fn mul_vec_with(&self, x: &[T], y: &mut [T], t: &SegmentedTuning) -> Result<()> {
+        if x.len() != self.ncols {
+            return Err(Error::LengthMismatch { what: "x", got: x.len(), expected: self.ncols });
+        }
+        if y.len() != self.nrows() {
+            return Err(Error::LengthMismatch { what: "y", got: y.len(), expected: self.nrows() });
+        }
+        let groups = groups(&self.rows, t.task_elems);
+        by_segs(y, &groups).into_par_iter().zip(&groups).for_each(|(out, g)| {
+            for (yr, r) in out.iter_mut().zip(g.segs.clone()) {
+                let span = self.rows.start(r)..self.rows.start(r + 1);
+                let (c, v) = (&self.cols[span.clone()], &self.vals[span]);
+                *yr = if c.len() >= t.reduce_split {
+                    let task = t.task_elems.max(1);
+                    c.par_chunks(task)
+                        .zip(v.par_chunks(task))
+                        .map(|(c, v)| dot(c, v, x))
+                        .reduce(|| T::ZERO, |a, b| a + b)
+                } else {
+                    dot(c, v, x)
+                };
+            }
+        });
+        Ok(())
+    }
+}
+
+fn check_cols(ncols: usize, cols: &[u32]) -> Result<()> {
+    if ncols > u32::MAX as usize {
+        return Err(Error::Invalid(format!("{ncols} columns: at most {}", u32::MAX)));
+    }
+    if let Some(&c) = cols.iter().find(|&&c| c as usize >= ncols) {
+        return Err(Error::Invalid(format!("column index {c} out of range for {ncols} columns")));
+    }
+    Ok(())
+}
+
+/// One row's sum of products; four chains hide the add latency on long rows.
+#[inline]
+fn dot<T: SpmvScalar>(cols: &[u32], vals: &[T], x: &[T]) -> T {
+    let mut acc = [T::ZERO; 4];
+    let mut cc = cols.chunks_exact(4);
+    let mut vc = vals.chunks_exact(4);
+    for (c, v) in (&mut cc).zip(&mut vc) {
+        for i in 0..4 {
+            acc[i] = acc[i] + v[i] * x[c[i] as usize];
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (&c, &v) in cc.remainder().iter().zip(vc.remainder()) {
+        s = s + v * x[c as usize];
+    }
+    s
+}

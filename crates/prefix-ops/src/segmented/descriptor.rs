@@ -1,0 +1,261 @@
+//! [`Segments`]: the descriptor of a segmented array, in its two stored forms (CSR offsets, or
+//! the two numbers of equal-length segments) and the views derived from them (lengths, segment
+//! ids, head flags).
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use crate::alloc::try_with_capacity;
+use crate::error::{Error, Result};
+use crate::segments::{check_offsets, offsets_from_lengths};
+
+use super::plan::{by_elems, groups};
+use super::tuning::TASK;
+
+/// Inputs at least this long build their derived views (ids, flags) on all threads.
+const PAR_VIEW_MIN: usize = 1 << 16;
+
+/// How an array of `n` elements is cut into consecutive segments.
+///
+/// Two stored forms: CSR offsets (`nseg + 1` entries, empty segments allowed anywhere), or
+/// `regular` segments of one length, which store two numbers and compute offsets on the fly
+/// (the thesis's regular segmented arrays). Equality compares the segmentation, not the form:
+/// `regular(2, 3)` equals `from_lengths(&[2, 2, 2])`.
+///
+/// The number of segments is limited to `u32::MAX`, so that [`segment_ids`](Self::segment_ids)
+/// fits `u32`.
+///
+/// ```
+/// use prefix_ops::segmented::Segments;
+/// // The thesis's Fig. 5.7: head flags rebuilt into ids, offsets and lengths.
+/// let s = Segments::from_head_flags(&[true, false, false, true, false, true, true, false])?;
+/// assert_eq!(s.num_segments(), 4);
+/// assert_eq!(s.segment_ids(), [0, 0, 0, 1, 1, 2, 3, 3]);
+/// assert_eq!(s.offsets(), [0, 3, 5, 6, 8]);
+/// assert_eq!(s.lengths(), [3, 2, 1, 2]);
+/// assert_eq!(Segments::regular(2, 3)?, Segments::from_lengths(&[2, 2, 2])?);
+/// # Ok::<(), prefix_ops::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Segments {
+    repr: Repr,
+}
+
+#[derive(Debug, Clone)]
+enum Repr {
+    /// `nseg` segments of `seg_len` elements each.
+    Regular { seg_len: usize, nseg: usize },
+    /// CSR offsets, already validated: start 0, non-decreasing, `nseg + 1` entries.
+    Offsets(Vec<usize>),
+}
+
+/// A descriptor's stored form, for paths that take rows or offsets.
+pub(crate) enum Form<'a> {
+    /// Segments of this length.
+    Regular(usize),
+    /// CSR offsets.
+    Offsets(&'a [usize]),
+}
+
+fn check_count(nseg: usize) -> Result<()> {
+    if nseg > u32::MAX as usize {
+        return Err(Error::Invalid(format!("{nseg} segments: at most {} (ids are u32)", u32::MAX)));
+    }
+    Ok(())
+}
+
+impl Segments {
+    /// From CSR offsets: `nseg + 1` entries, the first 0, never decreasing; the last is the
+    /// number of elements. `[0]` is zero segments of empty data.
+    ///
+    /// Errors: [`Error::InvalidOffsets`] for an empty slice, a first entry other than 0 or a
+    /// decrease; [`Error::Invalid`] for more than `u32::MAX` segments.
+    pub fn from_offsets(offsets: &[usize]) -> Result<Segments> {
+        let n = offsets.last().copied().unwrap_or(0);
+        let nseg = check_offsets(n, offsets)?;
+        check_count(nseg)?;
+        Ok(Segments { repr: Repr::Offsets(crate::alloc::try_copy(offsets, "segment offsets")?) })
+    }
+
+    /// From segment lengths (zero allowed). Errors: a total that overflows `usize`, more than
+    /// `u32::MAX` segments.
+    pub fn from_lengths(lengths: &[usize]) -> Result<Segments> {
+        check_count(lengths.len())?;
+        Ok(Segments { repr: Repr::Offsets(offsets_from_lengths(lengths)?) })
+    }
+
+    /// `nseg` segments of `seg_len` elements each, stored as the two numbers. `seg_len == 0`
+    /// gives `nseg` empty segments of empty data.
+    ///
+    /// Errors: [`Error::Invalid`] when `seg_len * nseg` overflows or `nseg > u32::MAX`.
+    pub fn regular(seg_len: usize, nseg: usize) -> Result<Segments> {
+        check_count(nseg)?;
+        seg_len.checked_mul(nseg).ok_or_else(|| {
+            Error::Invalid(format!("{nseg} segments of {seg_len}: the total overflows usize"))
+        })?;
+        Ok(Segments { repr: Repr::Regular { seg_len, nseg } })
+    }
+
+    /// From head flags, one per element, `true` where a segment starts (the thesis's Fig. 5.7
+    /// rebuild: the segment ids are the inclusive scan of the flags, minus one). Head flags
+    /// cannot express empty segments; use offsets for those. Empty flags give zero segments.
+    ///
+    /// Errors: [`Error::Invalid`] when `flags` is non-empty and `flags[0]` is false (the first
+    /// elements would belong to no segment).
+    pub fn from_head_flags(flags: &[bool]) -> Result<Segments> {
+        if flags.first() == Some(&false) {
+            return Err(Error::Invalid("head flags: flags[0] must be true when there is data".into()));
+        }
+        let mut offsets: Vec<usize> = if flags.len() >= PAR_VIEW_MIN {
+            flags.par_iter().enumerate().filter(|(_, h)| **h).map(|(i, _)| i).collect()
+        } else {
+            flags.iter().enumerate().filter(|(_, h)| **h).map(|(i, _)| i).collect()
+        };
+        check_count(offsets.len())?;
+        offsets.push(flags.len());
+        if flags.is_empty() {
+            offsets = vec![0];
+        }
+        Ok(Segments { repr: Repr::Offsets(offsets) })
+    }
+
+    /// Number of segments.
+    pub fn num_segments(&self) -> usize {
+        match &self.repr {
+            Repr::Regular { nseg, .. } => *nseg,
+            Repr::Offsets(o) => o.len() - 1,
+        }
+    }
+
+    /// Number of elements the segments cover.
+    pub fn len(&self) -> usize {
+        match &self.repr {
+            Repr::Regular { seg_len, nseg } => seg_len * nseg,
+            Repr::Offsets(o) => o[o.len() - 1],
+        }
+    }
+
+    /// True when the segments cover no element (there may still be empty segments).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `Some((seg_len, nseg))` for the regular form.
+    pub fn as_regular(&self) -> Option<(usize, usize)> {
+        match self.repr {
+            Repr::Regular { seg_len, nseg } => Some((seg_len, nseg)),
+            Repr::Offsets(_) => None,
+        }
+    }
+
+    /// The stored form, borrowed (no allocation).
+    pub(crate) fn form(&self) -> Form<'_> {
+        match &self.repr {
+            Repr::Regular { seg_len, .. } => Form::Regular(*seg_len),
+            Repr::Offsets(o) => Form::Offsets(o),
+        }
+    }
+
+    /// Where segment `s` starts; `start(num_segments())` is `len()`. `s` must be at most
+    /// `num_segments()`.
+    #[inline]
+    pub(crate) fn start(&self, s: usize) -> usize {
+        match &self.repr {
+            Repr::Regular { seg_len, .. } => s * seg_len,
+            Repr::Offsets(o) => o[s],
+        }
+    }
+
+    /// The elements of segment `s`, or `None` past the last segment.
+    pub fn segment(&self, s: usize) -> Option<Range<usize>> {
+        (s < self.num_segments()).then(|| self.start(s)..self.start(s + 1))
+    }
+
+    /// The first segment starting at or after element `i` (`num_segments()` when none does).
+    pub(crate) fn first_starting_at(&self, i: usize) -> usize {
+        match &self.repr {
+            Repr::Regular { seg_len: 0, .. } => 0,
+            Repr::Regular { seg_len, nseg } => i.div_ceil(*seg_len).min(*nseg),
+            Repr::Offsets(o) => o[..o.len() - 1].partition_point(|&x| x < i),
+        }
+    }
+
+    /// CSR offsets, `num_segments() + 1` entries.
+    pub fn offsets(&self) -> Vec<usize> {
+        match &self.repr {
+            Repr::Regular { seg_len, nseg } => (0..=*nseg).map(|s| s * seg_len).collect(),
+            Repr::Offsets(o) => o.clone(),
+        }
+    }
+
+    /// The length of every segment.
+    pub fn lengths(&self) -> Vec<usize> {
+        match &self.repr {
+            Repr::Regular { seg_len, nseg } => vec![*seg_len; *nseg],
+            Repr::Offsets(o) => o.windows(2).map(|w| w[1] - w[0]).collect(),
+        }
+    }
+
+    /// The segment of every element (`len()` entries).
+    pub fn segment_ids(&self) -> Vec<u32> {
+        let mut ids = vec![0u32; self.len()];
+        let groups = groups(self, TASK);
+        by_elems(&mut ids, &groups).into_par_iter().zip(&groups).for_each(|(part, g)| {
+            for s in g.segs.clone() {
+                part[self.start(s) - g.elems.start..self.start(s + 1) - g.elems.start].fill(s as u32);
+            }
+        });
+        ids
+    }
+
+    /// One flag per element, `true` at the first element of every non-empty segment. Empty
+    /// segments leave no trace: this view is lossy where the segments have empty ones.
+    pub fn head_flags(&self) -> Vec<bool> {
+        let mut flags = vec![false; self.len()];
+        match &self.repr {
+            Repr::Regular { seg_len, .. } => {
+                flags.iter_mut().step_by((*seg_len).max(1)).for_each(|f| *f = true)
+            }
+            Repr::Offsets(o) => {
+                let n = flags.len();
+                o[..o.len() - 1].iter().filter(|&&x| x < n).for_each(|&x| flags[x] = true)
+            }
+        }
+        flags
+    }
+
+    /// Checks that this descriptor covers `n` elements named `what`.
+    pub(crate) fn check_len(&self, what: &'static str, n: usize) -> Result<()> {
+        if n != self.len() {
+            return Err(Error::LengthMismatch { what, got: n, expected: self.len() });
+        }
+        Ok(())
+    }
+
+    /// Offsets with room reserved, for building a new descriptor ([`Error::Alloc`] on failure).
+    pub(crate) fn new_offsets(nseg: usize) -> Result<Vec<usize>> {
+        try_with_capacity(nseg.saturating_add(1), "segment offsets")
+    }
+
+    /// A descriptor from offsets the caller built correctly (start 0, non-decreasing).
+    pub(crate) fn from_built_offsets(offsets: Vec<usize>) -> Result<Segments> {
+        check_count(offsets.len().saturating_sub(1))?;
+        debug_assert!(offsets.first() == Some(&0) && offsets.windows(2).all(|w| w[0] <= w[1]));
+        Ok(Segments { repr: Repr::Offsets(offsets) })
+    }
+}
+
+impl PartialEq for Segments {
+    fn eq(&self, other: &Segments) -> bool {
+        match (&self.repr, &other.repr) {
+            (Repr::Offsets(a), Repr::Offsets(b)) => a == b,
+            _ => {
+                self.num_segments() == other.num_segments()
+                    && (0..=self.num_segments()).all(|s| self.start(s) == other.start(s))
+            }
+        }
+    }
+}
+
+impl Eq for Segments {}
