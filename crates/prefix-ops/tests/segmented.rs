@@ -193,7 +193,15 @@ fn user_monoids_keep_segment_order() {
 #[test]
 fn scans_match_per_segment_loops() {
     let mut rng = rng("scans_match_per_segment_loops");
-    for (name, segs) in shapes(&mut rng) {
+    let mut all = shapes(&mut rng);
+    // One long segment among many short ones: short on average, so the per-segment loops
+    // run, and the long one goes to all threads.
+    let mut lens = vec![1usize; 3000];
+    lens[1700] = 70_001;
+    all.push(("long among short".into(), Segments::from_lengths(&lens).unwrap()));
+    all.push(("long regular".into(), Segments::regular(65_537, 2).unwrap()));
+    all.push(("regular 200x3".into(), Segments::regular(200, 3).unwrap()));
+    for (name, segs) in all {
         let xs = random_i64(segs.len(), &mut rng);
         let (mut inc, mut exc) = (Vec::new(), Vec::new());
         for p in pieces(&xs, &segs) {

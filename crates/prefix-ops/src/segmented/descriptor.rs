@@ -51,6 +51,7 @@ enum Repr {
 }
 
 /// A descriptor's stored form, for paths that take rows or offsets.
+#[derive(Clone, Copy)]
 pub(crate) enum Form<'a> {
     /// Segments of this length.
     Regular(usize),

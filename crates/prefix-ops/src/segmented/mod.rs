@@ -51,6 +51,7 @@ mod descriptor;
 pub(crate) mod plan;
 mod reduce;
 mod reverse;
+mod scan;
 mod tuning;
 
 pub use crate::scan::{Add, Max, Min, Monoid, Mul};
@@ -92,10 +93,8 @@ pub fn inclusive_scan<T: Copy + Send + Sync, M: Monoid<T>>(
     op: M,
 ) -> Result<()> {
     segs.check_len("xs", xs.len())?;
-    match segs.form() {
-        Form::Regular(seg_len) => crate::scan::inclusive_rows(xs, seg_len, op),
-        Form::Offsets(offsets) => crate::scan::inclusive_segments(xs, offsets, op),
-    }
+    let _span = tracing::debug_span!("segmented::inclusive_scan", n = xs.len()).entered();
+    scan::scan(xs, segs, op, false, &SegmentedTuning::for_len::<T>(xs.len()))
 }
 
 /// In-place exclusive scan of every segment: each segment starts from the identity.
@@ -107,10 +106,8 @@ pub fn exclusive_scan<T: Copy + Send + Sync, M: Monoid<T>>(
     op: M,
 ) -> Result<()> {
     segs.check_len("xs", xs.len())?;
-    match segs.form() {
-        Form::Regular(seg_len) => crate::scan::exclusive_rows(xs, seg_len, op),
-        Form::Offsets(offsets) => crate::scan::exclusive_segments(xs, offsets, op),
-    }
+    let _span = tracing::debug_span!("segmented::exclusive_scan", n = xs.len()).entered();
+    scan::scan(xs, segs, op, true, &SegmentedTuning::for_len::<T>(xs.len()))
 }
 
 /// Reverses every segment in place.

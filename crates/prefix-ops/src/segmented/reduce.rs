@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::descriptor::Segments;
+use super::descriptor::{Form, Segments};
 use super::plan::{by_segs, groups};
 use super::tuning::SegmentedTuning;
 use crate::alloc::try_with_capacity;
@@ -42,9 +42,14 @@ pub(crate) fn reduce<T: Copy + Send + Sync, M: Monoid<T>>(
     let nseg = segs.num_segments();
     let mut out = try_with_capacity(nseg, "segment results")?;
     out.resize(nseg, op.identity());
-    match segs.as_regular() {
-        Some((0, _)) => {}
-        Some((seg_len, _)) if seg_len < t.reduce_split => {
+    match segs.form() {
+        Form::Regular(0) => {}
+        // combine(identity, x) == x: one-element segments are a copy.
+        Form::Regular(1) => out
+            .par_chunks_mut(t.task_elems.max(1))
+            .zip(xs.par_chunks(t.task_elems.max(1)))
+            .for_each(|(o, x)| o.copy_from_slice(x)),
+        Form::Regular(seg_len) if seg_len < t.reduce_split => {
             let per_task = t.task_elems.div_ceil(seg_len).max(1);
             out.par_chunks_mut(per_task).zip(xs.par_chunks(per_task * seg_len)).for_each(|(o, chunk)| {
                 for (r, seg) in o.iter_mut().zip(chunk.chunks_exact(seg_len)) {
@@ -52,16 +57,28 @@ pub(crate) fn reduce<T: Copy + Send + Sync, M: Monoid<T>>(
                 }
             });
         }
-        _ => {
+        form => {
             let groups = groups(segs, t.task_elems);
             by_segs(&mut out, &groups).into_par_iter().zip(&groups).for_each(|(o, g)| {
-                for (r, s) in o.iter_mut().zip(g.segs.clone()) {
-                    let seg = &xs[segs.start(s)..segs.start(s + 1)];
-                    *r = if seg.len() >= t.reduce_split {
+                let one = |seg: &[T]| {
+                    if seg.len() >= t.reduce_split {
                         reduce_par(seg, op, t.task_elems)
                     } else {
                         reduce_one(seg, op)
-                    };
+                    }
+                };
+                match form {
+                    // The offsets read directly: no per-segment dispatch on the form.
+                    Form::Offsets(offsets) => {
+                        for (r, w) in o.iter_mut().zip(offsets[g.segs.start..=g.segs.end].windows(2)) {
+                            *r = one(&xs[w[0]..w[1]]);
+                        }
+                    }
+                    Form::Regular(l) => {
+                        for (r, seg) in o.iter_mut().zip(xs[g.elems.clone()].chunks_exact(l)) {
+                            *r = one(seg);
+                        }
+                    }
                 }
             });
         }
