@@ -76,6 +76,8 @@ mod book {
     mod tridiagonal {}
     #[doc = include_str!("../docs/src/prefix/sort.md")]
     mod sort {}
+    #[doc = include_str!("../docs/src/prefix/segmented.md")]
+    mod segmented {}
     #[doc = include_str!("../docs/src/prefix/reliability.md")]
     mod prefix_reliability {}
     #[doc = include_str!("../docs/src/cuda/index.md")]

@@ -48,6 +48,7 @@
 pub mod apps;
 mod classify;
 mod descriptor;
+pub mod gpu;
 pub(crate) mod plan;
 mod reduce;
 mod reverse;
