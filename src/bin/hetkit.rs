@@ -97,7 +97,7 @@ enum Tune {
     /// Tune a wired CPU kernel on this machine and store the result in the tuning cache, where
     /// the kernel's dispatch finds it; ends with default versus tuned.
     Kernel {
-        /// One of: scan, sort, sg_eval, sg_hier.
+        /// One of: scan, sort, segmented, sg_eval, sg_hier.
         name: String,
         /// Evaluations of the search (capped at the size of the space).
         #[arg(long, default_value_t = 40)]
@@ -112,7 +112,7 @@ enum Tune {
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// Problem size: scan elements (default 2^22), sort row length (192; 2^20 keys in all),
-        /// sg_eval points (4096; d4 n7 grid), sg_hier level of a d4 regular grid (8).
+        /// segmented elements (2^22, random segment lengths), sg_eval points (4096; d4 n7 grid), sg_hier level of a d4 regular grid (8).
         #[arg(long)]
         size: Option<usize>,
         /// Alternating timed runs of default and tuned in the final comparison.

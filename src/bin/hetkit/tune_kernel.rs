@@ -17,6 +17,7 @@ use hetero_sched::tune::{
 use indicatif::{ProgressBar, ProgressStyle};
 use ndarray::Array2;
 use prefix_ops::scan::{self, Add, ScanTuning};
+use prefix_ops::segmented::{self, SegmentedTuning, Segments};
 use prefix_ops::sort::{self, Order, SortTuning};
 use rand::{Rng, SeedableRng};
 use sg_core::{Grid, GridSpec};
@@ -27,7 +28,7 @@ use crate::landscape::{Progress, close};
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// The kernels `tune kernel` knows.
-pub(crate) const KERNELS: &str = "scan, sort, sg_eval, sg_hier";
+pub(crate) const KERNELS: &str = "scan, sort, segmented, sg_eval, sg_hier";
 
 /// Options of `hetkit tune kernel`.
 #[derive(Debug, Clone)]
@@ -73,6 +74,7 @@ pub(crate) fn tune_kernel(name: &str, opts: &Options) -> Result<(), Error> {
     match name {
         "scan" => tune(ScanKernel::new(opts.size.unwrap_or(1 << 22))?, strategy_name, opts),
         "sort" => tune(SortKernel::new(opts.size.unwrap_or(192))?, strategy_name, opts),
+        "segmented" => tune(SegmentedKernel::new(opts.size.unwrap_or(1 << 22))?, strategy_name, opts),
         "sg_eval" => tune(EvalKernel::new(opts.size.unwrap_or(4096))?, strategy_name, opts),
         "sg_hier" => tune(HierKernel::new(opts.size.unwrap_or(8))?, strategy_name, opts),
         other => Err(format!("unknown kernel `{other}` (known: {KERNELS})").into()),
@@ -272,6 +274,107 @@ impl Wired for SortKernel {
     }
     fn problem(&self) -> String {
         format!("{} rows of {} f32 (copy + sort)", self.input.len() / self.row_len, self.row_len)
+    }
+}
+
+// --- segmented ----------------------------------------------------------------------------
+
+/// The selector's thresholds, timed on what they decide: a segmented u32 `Add` reduction over
+/// random segment lengths (1 ..= 2^17, so some segments are split and many are not) and the
+/// flattened quicksort of a quarter as many keys (its switch point). Integers, so every
+/// configuration's output is checked exactly.
+struct SegmentedKernel {
+    xs: Vec<u32>,
+    segs: Segments,
+    sums: Vec<u32>,
+    keys: Vec<u32>,
+    sorted: Vec<u32>,
+    buf: Vec<u32>,
+    out: Vec<u32>,
+    tuning: SegmentedTuning,
+}
+
+impl SegmentedKernel {
+    fn new(n: usize) -> Result<Self, Error> {
+        if n < 4 {
+            return Err("the segmented kernel needs at least 4 elements".into());
+        }
+        let mut r = rng(13);
+        let xs: Vec<u32> = (0..n).map(|_| r.random()).collect();
+        let mut lens = Vec::new();
+        let mut left = n;
+        while left > 0 {
+            let l = (1usize << r.random_range(0..18)).min(left);
+            lens.push(l);
+            left -= l;
+        }
+        let segs = Segments::from_lengths(&lens)?;
+        let sums = segs
+            .offsets()
+            .windows(2)
+            .map(|w| xs[w[0]..w[1]].iter().fold(0u32, |a, &x| a.wrapping_add(x)))
+            .collect();
+        let keys: Vec<u32> = (0..n / 4).map(|_| r.random()).collect();
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        Ok(SegmentedKernel {
+            buf: keys.clone(),
+            out: Vec::new(),
+            xs,
+            segs,
+            sums,
+            keys,
+            sorted,
+            tuning: SegmentedTuning::DEFAULT,
+        })
+    }
+}
+
+impl Kernel for SegmentedKernel {
+    type Output = ();
+    fn apply(&mut self, c: &Config) -> Result<(), String> {
+        self.tuning = SegmentedTuning::from_config(c).ok_or("not a segmented configuration")?;
+        Ok(())
+    }
+    /// The reduction, then copy and quicksort.
+    fn run(&mut self) -> Result<(), String> {
+        self.out =
+            segmented::reduce_with(&self.xs, &self.segs, Add, &self.tuning).map_err(|e| e.to_string())?;
+        self.buf.copy_from_slice(&self.keys);
+        segmented::apps::quicksort_with(&mut self.buf, &self.tuning).map_err(|e| e.to_string())?;
+        Ok(())
+    }
+    fn verify(&mut self, _: &()) -> Result<(), String> {
+        if self.out != self.sums {
+            return Err("segment sums differ from the sequential loop".into());
+        }
+        (self.buf == self.sorted).then_some(()).ok_or_else(|| "quicksort differs from std's sort".into())
+    }
+}
+
+impl Wired for SegmentedKernel {
+    fn cache_kernel(&self) -> &'static str {
+        segmented::TUNING_KERNEL
+    }
+    fn element_type(&self) -> &'static str {
+        std::any::type_name::<u32>()
+    }
+    fn dispatch_size(&self) -> u64 {
+        self.xs.len() as u64
+    }
+    fn space(&self) -> &'static Space {
+        SegmentedTuning::space()
+    }
+    fn default_config(&self) -> Config {
+        SegmentedTuning::DEFAULT.to_config()
+    }
+    fn problem(&self) -> String {
+        format!(
+            "segmented u32 Add reduce of {} elements in {} segments + quicksort of {} keys",
+            self.xs.len(),
+            self.segs.num_segments(),
+            self.keys.len()
+        )
     }
 }
 
