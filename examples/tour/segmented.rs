@@ -26,7 +26,8 @@ pub(crate) fn section() {
 
     let mut q = keys.clone();
     let (t_q, report) = ms(|| quicksort(&mut q));
-    let (t_std, ()) = ms(|| keys.clone().sort_unstable());
+    let mut s = keys.clone();
+    let (t_std, ()) = ms(|| s.sort_unstable());
     println!(
         "  flattened quicksort, 2^20 u32: {t_q:.1} ms ({report:?}), slice::sort_unstable {t_std:.1} ms, equal: {}",
         q == want
