@@ -61,18 +61,43 @@ fn reverse_tops<T: Send>(xs: &mut [T], len: usize) {
     }
 }
 
-/// The whole schedule on an abstract compare-exchange: `exchange(lo, hi, reverse_top)`.
+/// The merge levels `len, len / 2, …, 2` on every segment of `len` in `c`, on this thread.
+fn merge_local<T>(c: &mut [T], len: usize, exchange: &impl Fn(&mut [T], &mut [T])) {
+    let mut l = len;
+    while l >= 2 {
+        c.chunks_exact_mut(l).for_each(|seg| {
+            let (lo, hi) = seg.split_at_mut(l / 2);
+            exchange(lo, hi);
+        });
+        l /= 2;
+    }
+}
+
+/// The whole schedule on an abstract compare-exchange `exchange(lo, hi)`. Widths below the
+/// task size run inside each task's chunk from start to end (the thesis's shared-memory phase:
+/// one pass over memory instead of one per level); wider ones go level by level over the
+/// array until the segments fit a task again.
 fn schedule<T: Send>(xs: &mut [T], exchange: impl Fn(&mut [T], &mut [T]) + Sync) {
     let n = xs.len();
-    let mut w = 1;
+    let local = TASK.min(n).max(1);
+    xs.par_chunks_mut(local).for_each(|c| {
+        let mut w = 1;
+        while w < c.len() {
+            c.chunks_exact_mut(2 * w).for_each(|seg| seg[w..].reverse());
+            merge_local(c, 2 * w, &exchange);
+            w *= 2;
+        }
+    });
+    let mut w = local;
     while w < n {
         // b[0] ++ reverse(b[1]) for every segment of 2w.
         reverse_tops(xs, 2 * w);
         let mut len = 2 * w;
-        while len >= 2 {
+        while len > local {
             on_halves(xs, len, &exchange);
             len /= 2;
         }
+        xs.par_chunks_mut(local).for_each(|c| merge_local(c, local, &exchange));
         w *= 2;
     }
 }
