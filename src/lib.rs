@@ -86,4 +86,6 @@ mod book {
     mod sched {}
     #[doc = include_str!("../docs/src/wavefront/index.md")]
     mod wavefront {}
+    #[doc = include_str!("../docs/src/stream/index.md")]
+    mod stream {}
 }

@@ -1,14 +1,16 @@
 //! Typed, unbounded FIFO channels with elastic two-phase pops and in-place reserves.
 //!
-//! Storage: each channel has one shared vector the senders append to, and the receiver keeps a
+//! Storage: the shared part of a channel is a FIFO of *chunks* (vectors); the receiver keeps a
 //! private vector that is the head of the queue. A pop that needs more items than the private
-//! part holds takes *everything* shared in one step under the lock (a pointer swap when the
-//! private part is empty, one copy otherwise), so a batch is always one contiguous slice, the
-//! lock is taken once per refill rather than once per pop, and the two vectors circulate between
-//! producer and consumer without allocating once they have grown to the working size.
+//! part holds takes the first chunk whole (a move, no copy) and appends following chunks only when
+//! a batch must span them, so a batch is always one contiguous slice and the lock is taken once per
+//! refill rather than once per pop. Consumed chunks go back to a pool that pushes and reserves draw
+//! from, so once the pipeline has warmed up nothing is allocated; a committed [`Slot`] moves its
+//! chunk into the queue without copying.
 
+use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Instant;
 
@@ -56,8 +58,21 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Items a fresh chunk has room for: pushes smaller than this share chunks.
+const CHUNK: usize = 4096;
+/// Empty chunks kept for reuse per channel; more are freed.
+const POOL: usize = 32;
+/// Rounds of spinning and yielding before a pop blocks on the condition variable: a producer
+/// that is about to push costs less than a sleep and a wake-up.
+const SPIN_ROUNDS: u32 = 12;
+
 struct Queue<T> {
-    items: Vec<T>,
+    /// Non-empty chunks in FIFO order.
+    chunks: VecDeque<Vec<T>>,
+    /// Items in `chunks`.
+    count: usize,
+    /// Chunks to reuse; their length is meaningless (stale but initialised values).
+    pool: Vec<Vec<T>>,
     senders: usize,
     receiver_alive: bool,
     /// Shared items the blocked receiver waits for; 0 when it is not waiting (senders notify only
@@ -65,9 +80,59 @@ struct Queue<T> {
     want: usize,
 }
 
+impl<T: Copy> Queue<T> {
+    /// Appends a copy of `items`, into the last chunk when it has room, else a pooled one.
+    fn append(&mut self, items: &[T]) {
+        if items.is_empty() {
+            return;
+        }
+        match self.chunks.back_mut() {
+            Some(last) if last.capacity() - last.len() >= items.len() => last.extend_from_slice(items),
+            _ => {
+                let mut c = self.spare(items.len().max(CHUNK));
+                c.clear();
+                c.extend_from_slice(items);
+                self.chunks.push_back(c);
+            }
+        }
+        self.count += items.len();
+    }
+
+    /// Moves a filled chunk in (no copy).
+    fn append_chunk(&mut self, chunk: Vec<T>) {
+        if chunk.is_empty() {
+            self.recycle(chunk);
+        } else {
+            self.count += chunk.len();
+            self.chunks.push_back(chunk);
+        }
+    }
+
+    /// A pooled chunk (any length) or a new one with room for `cap`.
+    fn spare(&mut self, cap: usize) -> Vec<T> {
+        self.pool.pop().unwrap_or_else(|| Vec::with_capacity(cap))
+    }
+
+    fn recycle(&mut self, chunk: Vec<T>) {
+        if chunk.capacity() > 0 && self.pool.len() < POOL {
+            self.pool.push(chunk);
+        }
+    }
+
+    fn pop_chunk(&mut self) -> Option<Vec<T>> {
+        let c = self.chunks.pop_front()?;
+        self.count -= c.len();
+        Some(c)
+    }
+}
+
 struct Chan<T> {
     queue: Mutex<Queue<T>>,
     ready: Condvar,
+    /// `count` as of the last change, read without the lock by a receiver that spins.
+    hint: AtomicUsize,
+    /// Every sender is gone (also set under the lock).
+    closed: AtomicBool,
     run: Arc<RunState>,
 }
 
@@ -81,8 +146,17 @@ impl<T: Send> Wake for Chan<T> {
 /// Creates one channel with no senders yet; the caller makes the endpoints.
 fn new_chan<T: Item>(run: &Arc<RunState>) -> Arc<Chan<T>> {
     let ch = Arc::new(Chan {
-        queue: Mutex::new(Queue { items: Vec::new(), senders: 0, receiver_alive: true, want: 0 }),
+        queue: Mutex::new(Queue {
+            chunks: VecDeque::new(),
+            count: 0,
+            pool: Vec::new(),
+            senders: 0,
+            receiver_alive: true,
+            want: 0,
+        }),
         ready: Condvar::new(),
+        hint: AtomicUsize::new(0),
+        closed: AtomicBool::new(false),
         run: Arc::clone(run),
     });
     let weak: Weak<dyn Wake> = Arc::downgrade(&ch) as Weak<Chan<T>>;
@@ -152,16 +226,18 @@ impl<T: Item> Sender<T> {
                 continue;
             }
             alive = true;
-            q.items.extend_from_slice(items);
+            q.append(items);
+            t.hint.store(q.count, Ordering::Release);
             notify(t, &q);
         }
         finish_publish(alive, items.len())
     }
 
-    /// Publishes the first `k` staged items, moving the staging vector into the channel when it
-    /// is empty (no copy) and the sender has a single target.
+    /// Publishes the first `k` staged items: a single-target sender moves its staging chunk into
+    /// the channel (no copy) and takes a pooled one for the next reserve; small commits, and
+    /// broadcasts, copy.
     fn publish_staged(&mut self, k: usize) -> Result<()> {
-        if let [t] = &*self.targets {
+        if let ([t], true) = (&*self.targets, 4 * k >= CHUNK) {
             if t.run.is_cancelled() {
                 return Err(StreamError::Cancelled);
             }
@@ -169,12 +245,11 @@ impl<T: Item> Sender<T> {
             if !q.receiver_alive {
                 return finish_publish(false, k);
             }
-            if q.items.is_empty() {
-                std::mem::swap(&mut q.items, &mut self.staging);
-                q.items.truncate(k);
-            } else {
-                q.items.extend_from_slice(&self.staging[..k]);
-            }
+            let spare = q.spare(k);
+            let mut chunk = std::mem::replace(&mut self.staging, spare);
+            chunk.truncate(k);
+            q.append_chunk(chunk);
+            t.hint.store(q.count, Ordering::Release);
             notify(t, &q);
             drop(q);
             return finish_publish(true, k);
@@ -187,7 +262,7 @@ impl<T: Item> Sender<T> {
 }
 
 fn notify<T>(t: &Chan<T>, q: &Queue<T>) {
-    if q.want > 0 && q.items.len() >= q.want {
+    if q.want > 0 && q.count >= q.want {
         t.ready.notify_one();
     }
 }
@@ -215,6 +290,7 @@ impl<T: Item> Drop for Sender<T> {
             let mut q = lock(&t.queue);
             q.senders -= 1;
             if q.senders == 0 {
+                t.closed.store(true, Ordering::Release);
                 t.ready.notify_all();
             }
         }
@@ -296,7 +372,7 @@ impl<T: Item> Receiver<T> {
             return Err(StreamError::Cancelled);
         }
         if self.available() < max {
-            self.refill(min)?;
+            self.refill(min, max)?;
         }
         let have = self.available();
         if have == 0 {
@@ -312,48 +388,73 @@ impl<T: Item> Receiver<T> {
         self.local.len() - self.head
     }
 
-    /// Takes every shared item, first waiting until there are at least `min` in all or the
-    /// stream has ended.
-    fn refill(&mut self, min: usize) -> Result<()> {
+    /// Waits until at least `min` items are there in all (or the stream has ended), then moves
+    /// shared chunks to the private head until it holds `max` items or the channel is empty.
+    fn refill(&mut self, min: usize, max: usize) -> Result<()> {
         let have = self.available();
         let chan = Arc::clone(&self.chan);
-        let mut q = lock(&chan.queue);
-        let mut since: Option<Instant> = None;
-        while have + q.items.len() < min && q.senders > 0 && !chan.run.is_cancelled() {
-            q.want = min - have;
-            since.get_or_insert_with(Instant::now);
-            q = chan.ready.wait(q).unwrap_or_else(PoisonError::into_inner);
+        let mut q = self.wait_for(&chan, min - have.min(min))?;
+        if q.count == 0 {
+            return Ok(());
         }
-        q.want = 0;
-        if let Some(t) = since {
-            stats::blocked(t);
+        if have == 0 {
+            let old = std::mem::take(&mut self.local);
+            q.recycle(old);
+            self.local = q.pop_chunk().expect("count > 0");
+            self.head = 0;
+        } else if self.head > 0 {
+            self.local.copy_within(self.head.., 0);
+            self.local.truncate(have);
+            self.head = 0;
+        }
+        while self.local.len() < max {
+            let Some(c) = q.pop_chunk() else { break };
+            self.local.extend_from_slice(&c);
+            q.recycle(c);
+        }
+        chan.hint.store(q.count, Ordering::Release);
+        Ok(())
+    }
+
+    /// Locks the queue once it holds `need` items, the stream has ended or the run was stopped:
+    /// first spinning and yielding briefly on lock-free hints (a producer about to push costs less
+    /// than a sleep and a wake-up, and the spinner must not contend for the lock), then blocking
+    /// on the condition variable.
+    fn wait_for<'q>(&self, chan: &'q Chan<T>, need: usize) -> Result<MutexGuard<'q, Queue<T>>> {
+        let ready = |q: &Queue<T>| q.count >= need || q.senders == 0 || chan.run.is_cancelled();
+        let mut q = lock(&chan.queue);
+        if !ready(&q) {
+            let since = Instant::now();
+            drop(q);
+            for round in 0..SPIN_ROUNDS {
+                if chan.hint.load(Ordering::Acquire) >= need
+                    || chan.closed.load(Ordering::Acquire)
+                    || chan.run.is_cancelled()
+                {
+                    break;
+                }
+                if round < 6 {
+                    (0..1 << round).for_each(|_| std::hint::spin_loop());
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+            q = lock(&chan.queue);
+            while !ready(&q) {
+                q.want = need;
+                q = chan.ready.wait(q).unwrap_or_else(PoisonError::into_inner);
+                q.want = 0;
+            }
+            stats::blocked(since);
         }
         if chan.run.is_cancelled() {
             return Err(StreamError::Cancelled);
         }
-        if q.items.is_empty() {
-            return Ok(());
-        }
-        if have == 0 {
-            self.local.clear();
-            self.head = 0;
-            std::mem::swap(&mut self.local, &mut q.items);
-        } else {
-            self.local.copy_within(self.head.., 0);
-            self.local.truncate(have);
-            self.head = 0;
-            self.local.extend_from_slice(&q.items);
-            q.items.clear();
-        }
-        Ok(())
+        Ok(q)
     }
 
     fn consume(&mut self, k: usize) {
         self.head += k;
-        if self.head == self.local.len() {
-            self.local.clear();
-            self.head = 0;
-        }
         stats::popped(k);
     }
 }
@@ -362,7 +463,9 @@ impl<T: Item> Drop for Receiver<T> {
     fn drop(&mut self) {
         let mut q = lock(&self.chan.queue);
         q.receiver_alive = false;
-        q.items = Vec::new();
+        q.chunks.clear();
+        q.pool.clear();
+        q.count = 0;
     }
 }
 

@@ -73,6 +73,9 @@ pub enum StreamError {
         #[source]
         source: std::io::Error,
     },
+    /// The compute function of a [`map_batches`](super::map_batches) stage failed.
+    #[error("compute function failed: {0}")]
+    Compute(#[source] BoxError),
     /// The CUDA layer failed (device buffers, copies, launches of GPU stages).
     #[error(transparent)]
     Cuda(#[from] cuda_kernels::Error),

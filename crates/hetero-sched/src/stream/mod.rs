@@ -16,16 +16,22 @@
 //! - [`Pipeline::run`] runs every stage; the first stage that fails or panics ends the run with
 //!   its name, and every other stage is woken ([`StreamError::Cancelled`]). The [`Report`] has
 //!   per-stage counts and times and draws as a timeline ([`Report::timeline_svg`]).
+//! - GPU stages: a [`MirroredBuffer`] holds a batch on the host (pinned) and on a device with a
+//!   [`Valid`] state; a stage says where it wants its data with a [`Place`], and [`map_batches`]
+//!   runs a stage's CPU or GPU function over its batches with double-buffered, asynchronous
+//!   transfers on their own CUDA streams, so moving a stage is changing its `Place`.
 //!
 //! See the book, chapter "Streaming pipelines".
 
 mod channel;
+mod device;
 mod error;
 mod pipeline;
 mod report;
 mod stats;
 
 pub use channel::{Batch, Item, Receiver, Sender, Slot};
+pub use device::{MirroredBuffer, Place, Valid, map_batches};
 pub use error::{BoxError, Result, StreamError};
 pub use pipeline::Pipeline;
 pub use report::{Report, StageReport};

@@ -74,3 +74,13 @@ pub(crate) fn blocked(from: Instant) {
         }
     });
 }
+
+/// Records a host-side view of a device transfer: from `from` (issue) to now.
+pub(crate) fn transfer(from: Instant, label: &'static str) {
+    let (Some(a), Some(b)) = (since_origin(from), since_origin(Instant::now())) else { return };
+    with(|c| {
+        if c.transfers.len() < MAX_INTERVALS {
+            c.transfers.push((a, b, label));
+        }
+    });
+}
