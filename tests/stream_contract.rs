@@ -89,3 +89,11 @@ fn a_failing_stage_ends_run_with_its_name_even_when_others_block() {
     assert_eq!(err.stage(), Some("failing"));
     assert!(matches!(hetkit::Error::from(err), hetkit::Error::Stream(_)));
 }
+
+#[test]
+fn stream_errors_convert_into_hetkit_errors_flattening_cuda() {
+    let no_gpu = hetkit::stream::StreamError::Cuda(hetkit::cuda::Error::NoDriver);
+    assert!(hetkit::Error::from(no_gpu).is_no_gpu());
+    let misuse = hetkit::Error::from(hetkit::stream::StreamError::ZeroMin);
+    assert!(matches!(misuse, hetkit::Error::Stream(hetkit::stream::StreamError::ZeroMin)));
+}
