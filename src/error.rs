@@ -43,6 +43,10 @@ pub enum Error {
     /// malformed cache file).
     #[error(transparent)]
     Tune(hetero_sched::tune::TuneError),
+    /// A streaming pipeline failed: a bad pop, finalize or commit argument, a stage that failed
+    /// or panicked (named), or an endpoint of a stopped run.
+    #[error(transparent)]
+    Stream(hetero_sched::stream::StreamError),
 }
 
 impl Error {
@@ -84,6 +88,15 @@ impl From<hetero_sched::split::SplitError> for Error {
 impl From<hetero_sched::tune::TuneError> for Error {
     fn from(e: hetero_sched::tune::TuneError) -> Self {
         Error::Tune(e)
+    }
+}
+
+impl From<hetero_sched::stream::StreamError> for Error {
+    fn from(e: hetero_sched::stream::StreamError) -> Self {
+        match e {
+            hetero_sched::stream::StreamError::Cuda(e) => Error::Cuda(e),
+            other => Error::Stream(other),
+        }
     }
 }
 

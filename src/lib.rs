@@ -12,6 +12,7 @@
 //! | [`sort`] | sorts of whole arrays, rows and segments |
 //! | [`wavefront`] | 2D/3D wavefront computations across CPU and GPU |
 //! | [`sched`] | CPU+GPU work splitting and autotuning |
+//! | [`stream`] | pipelines of stages joined by elastic, typed channels |
 //! | [`cuda`] | the CUDA sources and the runtime that loads and launches them |
 //!
 //! [`prefix`] is the whole prefix-operations crate (`scan`, `tridiagonal` and `sort` are its
@@ -36,6 +37,7 @@
 mod error;
 mod real;
 pub mod sg;
+pub mod stream;
 
 pub use error::{Error, Result};
 pub use real::Real;
@@ -86,4 +88,6 @@ mod book {
     mod sched {}
     #[doc = include_str!("../docs/src/wavefront/index.md")]
     mod wavefront {}
+    #[doc = include_str!("../docs/src/stream/index.md")]
+    mod stream {}
 }

@@ -6,6 +6,7 @@
 //! (`mod name;` below and one call in `main`), so that areas grow without touching each other.
 
 mod segmented;
+mod stream;
 
 use std::time::Instant;
 
@@ -37,6 +38,7 @@ fn main() {
     tridiagonal_section(gpu.as_ref());
     sort_section(gpu.as_ref());
     segmented::section();
+    stream::section();
 }
 
 /// Seconds one call of `f` takes (best of three).

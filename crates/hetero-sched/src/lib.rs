@@ -3,4 +3,5 @@
 //! part "Scheduling and tuning".
 
 pub mod split;
+pub mod stream;
 pub mod tune;
