@@ -43,6 +43,21 @@ impl Fingerprint {
         ))
     }
 
+    /// A CUDA device: name, compute capability, multiprocessors and memory (as
+    /// [`CudaDevice`](crate::split::CudaDevice)'s fingerprint, so a device's tuned kernels and
+    /// its split calibrations share one key).
+    pub fn gpu(gpu: &cuda_kernels::Gpu) -> Self {
+        let p = gpu.props();
+        Fingerprint(format!(
+            "cuda:{}:sm_{}{}:{}sm:{}MiB",
+            p.name,
+            p.compute_capability.0,
+            p.compute_capability.1,
+            p.sm_count,
+            p.total_memory >> 20
+        ))
+    }
+
     /// The description.
     pub fn as_str(&self) -> &str {
         &self.0

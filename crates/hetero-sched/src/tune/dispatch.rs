@@ -157,7 +157,9 @@ pub trait Tunable: Default + Clone + Send + Sync + 'static {
     /// dispatch after the first costs a read lock and a hash look-up.
     fn tuned_in<T: ?Sized>(memo: &Memo, shape: Self::Shape) -> Self {
         match Self::bucket(shape) {
-            Some(bucket) => memo.tuned::<Self>(std::any::type_name::<T>(), bucket, || Self::fallback(shape)),
+            Some(bucket) => {
+                memo.tuned_for::<Self>(None, std::any::type_name::<T>(), bucket, || Self::fallback(shape))
+            }
             None => Self::fallback(shape),
         }
     }
@@ -167,10 +169,24 @@ pub trait Tunable: Default + Clone + Send + Sync + 'static {
     fn tuned<T: ?Sized>(shape: Self::Shape) -> Self {
         Self::tuned_in::<T>(global(), shape)
     }
+
+    /// [`tuned_in`](Tunable::tuned_in) for another device than this machine's CPU (a GPU,
+    /// by its [`Fingerprint::gpu`]).
+    fn tuned_on<T: ?Sized>(memo: &Memo, device: &Fingerprint, shape: Self::Shape) -> Self {
+        match Self::bucket(shape) {
+            Some(bucket) => memo.tuned_for::<Self>(Some(device), std::any::type_name::<T>(), bucket, || {
+                Self::fallback(shape)
+            }),
+            None => Self::fallback(shape),
+        }
+    }
 }
 
 /// Memo key: kernel, element type, bucket.
 type Key = (&'static str, &'static str, Bucket);
+
+/// Typed memo key: [`Key`] and the device's fingerprint (`None`: this machine's CPU).
+type TypedKey = (Key, Option<Fingerprint>);
 
 /// Tuned configurations per (kernel, element type, size bucket), each read from a cache once.
 #[derive(Debug)]
@@ -178,7 +194,7 @@ pub struct Memo {
     cache: Option<TuningCache>,
     fingerprint: OnceLock<Fingerprint>,
     entries: RwLock<HashMap<Key, Arc<Config>>>,
-    typed: RwLock<HashMap<Key, Arc<dyn Any + Send + Sync>>>,
+    typed: RwLock<HashMap<TypedKey, Arc<dyn Any + Send + Sync>>>,
 }
 
 impl Memo {
@@ -192,27 +208,35 @@ impl Memo {
         }
     }
 
-    /// [`Tunable::tuned_in`]'s memo: the typed parameters of `P` for `bucket`, converted from
-    /// the stored configuration once.
-    fn tuned<P: Tunable>(
+    /// [`Tunable::tuned_in`]'s memo: the typed parameters of `P` for `bucket` on `device`
+    /// (`None`: the CPU), converted from the stored configuration once.
+    fn tuned_for<P: Tunable>(
         &self,
+        device: Option<&Fingerprint>,
         element_type: &'static str,
         bucket: Bucket,
         fallback: impl FnOnce() -> P,
     ) -> P {
-        let key = (P::KERNEL, element_type, bucket);
+        let key = ((P::KERNEL, element_type, bucket), device.cloned());
         if let Some(p) = read(&self.typed).get(&key).and_then(|a| a.downcast_ref::<P>()) {
             return p.clone();
         }
-        let found = self.read_cache(P::KERNEL, element_type, bucket, P::space());
+        let found = self.read_cache(device, P::KERNEL, element_type, bucket, P::space());
         let p = found.as_ref().and_then(P::from_config).unwrap_or_else(fallback);
         write(&self.typed).insert(key, Arc::new(p.clone()));
         p
     }
 
-    fn read_cache(&self, kernel: &str, element_type: &str, bucket: Bucket, space: &Space) -> Option<Config> {
+    fn read_cache(
+        &self,
+        device: Option<&Fingerprint>,
+        kernel: &str,
+        element_type: &str,
+        bucket: Bucket,
+        space: &Space,
+    ) -> Option<Config> {
         let cache = self.cache.as_ref()?;
-        let fp = self.fingerprint.get_or_init(Fingerprint::cpu);
+        let fp = device.unwrap_or_else(|| self.fingerprint.get_or_init(Fingerprint::cpu));
         cache.lookup(&CacheKey::new(kernel, fp, element_type, &bucket.name()), space)
     }
 
@@ -233,7 +257,7 @@ impl Memo {
         if let Some(c) = read(&self.entries).get(&key) {
             return Arc::clone(c);
         }
-        let found = self.read_cache(kernel, element_type, bucket, space);
+        let found = self.read_cache(None, kernel, element_type, bucket, space);
         let cfg = Arc::new(found.unwrap_or_else(|| default.clone()));
         Arc::clone(write(&self.entries).entry(key).or_insert(cfg))
     }
@@ -429,6 +453,23 @@ mod tests {
         let memo = Memo::new(Some(cache));
         assert_eq!(Chunk::tuned_in::<f64>(&memo, (10, 10)), Chunk::default());
         assert_eq!(Chunk::tuned_in::<f64>(&Memo::new(None), (10, 10)), Chunk::default());
+    }
+
+    #[test]
+    fn devices_have_their_own_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = TuningCache::at(dir.path());
+        let gpu = Fingerprint::new("cuda:test:sm_90");
+        let key = CacheKey::new("k", &gpu, "f64", &Bucket::batch(10, 10).name());
+        let m = Measured { config: cfg(32), times: vec![1.0], outcome: Outcome::Time(1.0), failure: None };
+        cache.store(&key, &space(), &[m]).unwrap();
+        let memo = Memo::new(Some(cache));
+        assert_eq!(Chunk::tuned_on::<f64>(&memo, &gpu, (10, 10)), Chunk(32));
+        assert_eq!(Chunk::tuned_in::<f64>(&memo, (10, 10)), Chunk::default());
+        assert_eq!(
+            Chunk::tuned_on::<f64>(&memo, &Fingerprint::new("cuda:other"), (10, 10)),
+            Chunk::default()
+        );
     }
 
     #[test]

@@ -1,0 +1,130 @@
+//! The GPU scan under the tuner: a tiny tuning session (three configurations of the NVRTC-compiled
+//! look-back scan, timed with CUDA events, each output verified against the CPU emulation of the
+//! GPU order), stored in a tuning cache, and then what dispatch runs. Skips without a device
+//! (`HETKIT_REQUIRE_GPU=1` turns a skip into a failure); on the emulator:
+//! `scripts/cuda-emu.sh -p prefix-ops --test gpu_tuning`.
+//!
+//! Its own test binary: the process-wide memo reads `HETKIT_CACHE_DIR` on first use, so the
+//! variable is set (to a fresh directory) before any lookup, once, by `setup`.
+
+use std::sync::OnceLock;
+
+use cuda_kernels::{DeviceBuffer, Gpu};
+use hetero_sched::tune::dispatch::Tunable;
+use hetero_sched::tune::{
+    Bench, Budget, CacheKey, Config, CudaEventClock, Fingerprint, Kernel, Measurement, Param, Space,
+    TuningCache, run, strategy,
+};
+use hetkit_testkit::{gpu_or_skip, rng};
+use prefix_ops::scan::emulate::{self, Network, Shape};
+use prefix_ops::scan::gpu::{self, GpuScanTuning, Layout};
+use prefix_ops::scan::{Add, dispatch::ScanOptions};
+use rand::Rng;
+
+/// Elements scanned: a few tiles of every shape in the space, not a multiple of any tile.
+const N: usize = 3 * 4096 + 77;
+
+fn setup() -> &'static TuningCache {
+    static CACHE: OnceLock<(tempfile::TempDir, TuningCache)> = OnceLock::new();
+    &CACHE
+        .get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            // SAFETY: runs once, before any lookup and before this binary's tests spawn threads
+            // that read the environment (every test calls `setup` first, under the OnceLock).
+            unsafe {
+                std::env::set_var(hetero_sched::tune::CACHE_DIR_ENV, dir.path());
+                std::env::remove_var(hetero_sched::tune::dispatch::NO_CACHE_ENV);
+            }
+            let cache = TuningCache::at(dir.path());
+            (dir, cache)
+        })
+        .1
+}
+
+/// The scan as the tuner sees it: upload, scan with the configuration's kernel; verified bit
+/// for bit against [`emulate::lookback`] with the configuration's shape.
+struct ScanKernel<'g> {
+    gpu: &'g Gpu,
+    input: Vec<f32>,
+    buf: DeviceBuffer<f32>,
+    tuning: GpuScanTuning,
+}
+
+impl Kernel for ScanKernel<'_> {
+    type Output = ();
+    fn apply(&mut self, c: &Config) -> Result<(), String> {
+        self.tuning = GpuScanTuning::from_config(c).ok_or("not a GPU scan configuration")?;
+        Ok(())
+    }
+    fn run(&mut self) -> Result<(), String> {
+        self.gpu.write(&self.input, &mut self.buf).map_err(|e| e.to_string())?;
+        gpu::scan_device_tuned(self.gpu, &mut self.buf, Add, false, &self.tuning).map_err(|e| e.to_string())
+    }
+    fn verify(&mut self, _: &()) -> Result<(), String> {
+        let got = self.gpu.download(&self.buf).map_err(|e| e.to_string())?;
+        let mut want = self.input.clone();
+        emulate::lookback(&mut want, Add, self.tuning.shape, false);
+        let same = got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits());
+        same.then_some(())
+            .ok_or_else(|| format!("scan under {:?} differs from its emulation", self.tuning.shape))
+    }
+}
+
+/// Four configurations, none of them the default (256 threads): the session picks one of them.
+fn small_space() -> Space {
+    Space::builder()
+        .param(Param::ints("items_per_thread", &[4, 8]))
+        .param(Param::ints("threads", &[128]))
+        .param(Param::names("network", &["ks", "sk"]))
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_tiny_tuning_session_chooses_what_dispatch_then_runs() {
+    let cache = setup();
+    let Some(gpu) = gpu_or_skip("a_tiny_tuning_session_chooses_what_dispatch_then_runs") else { return };
+    let mut r = rng("gpu_tuning");
+    let input: Vec<f32> = (0..N).map(|_| r.random_range(-1.0f32..1.0)).collect();
+    let buf = gpu.upload(&input).unwrap();
+    let kernel = ScanKernel { gpu: &gpu, input: input.clone(), buf, tuning: GpuScanTuning::default() };
+    let space = small_space();
+    let clock = CudaEventClock::new(&gpu).unwrap();
+    let mut bench = Bench::new(&space, kernel, clock, Measurement { warmup: 1, runs: 2 });
+    let mut strat = strategy::by_name(strategy::DEFAULT).unwrap();
+    let result = run(strat.as_mut(), &space, &mut bench, Budget::evals(3), 1).unwrap();
+    assert_eq!(result.evaluations, 3);
+    let (_, log) = bench.into_parts();
+    assert_eq!(log.len(), 3);
+    assert!(log.iter().all(|m| m.outcome.time().is_some_and(|t| t > 0.0)), "{log:?}");
+
+    let bucket = GpuScanTuning::bucket((N, 4)).unwrap().name();
+    let key = CacheKey::new(gpu::TUNING_KERNEL, &Fingerprint::gpu(&gpu), "f32", &bucket);
+    cache.store(&key, &space, &log).unwrap();
+    let best = cache.lookup(&key, GpuScanTuning::space()).unwrap();
+    let best = GpuScanTuning::from_config(&best).unwrap();
+    assert_eq!(best.shape.threads, 128);
+
+    // Dispatch: the tuned configuration for this device, type and bucket; the defaults elsewhere.
+    assert_eq!(gpu::scan_tuning::<f32>(&gpu, N), best);
+    assert_eq!(gpu::scan_tuning::<f64>(&gpu, N), GpuScanTuning::default_for(8));
+    assert_eq!(gpu::scan_tuning::<f32>(&gpu, 4 * N), GpuScanTuning::default_for(4));
+    // ... and the default scan runs it: bit for bit the emulation of the tuned shape.
+    let mut want = input.clone();
+    emulate::lookback(&mut want, Add, best.shape, false);
+    let mut buf = gpu.upload(&input).unwrap();
+    gpu::scan_device(&gpu, &mut buf, Layout::Array, Add, false, &ScanOptions::default()).unwrap();
+    let got = gpu.download(&buf).unwrap();
+    assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()));
+}
+
+#[test]
+fn unusable_tunings_are_errors() {
+    setup();
+    let Some(gpu) = gpu_or_skip("unusable_tunings_are_errors") else { return };
+    let mut buf = gpu.upload(&[1.0f32; 100]).unwrap();
+    let bad = GpuScanTuning { shape: Shape { threads: 100, items: 4, network: Network::KoggeStone } };
+    assert!(gpu::scan_device_tuned(&gpu, &mut buf, Add, false, &bad).is_err());
+    let huge = GpuScanTuning { shape: Shape { threads: 1024, items: 16, network: Network::KoggeStone } };
+    assert!(gpu::scan_device_tuned(&gpu, &mut buf, Add, false, &huge).is_err());
+}
