@@ -1,6 +1,7 @@
-//! The GPU scan under the tuner: a tiny tuning session (three configurations of the NVRTC-compiled
-//! look-back scan, timed with CUDA events, each output verified against the CPU emulation of the
-//! GPU order), stored in a tuning cache, and then what dispatch runs. Skips without a device
+//! GPU kernels under the tuner: for each, a tiny tuning session (three configurations, timed with
+//! CUDA events, each output verified against a CPU reference), stored in a tuning cache, and then
+//! what dispatch runs. The scan's parameters are compile-time (NVRTC per configuration), the
+//! tridiagonal dispatcher's run-time. Skips without a device
 //! (`HETKIT_REQUIRE_GPU=1` turns a skip into a failure); on the emulator:
 //! `scripts/cuda-emu.sh -p prefix-ops --test gpu_tuning`.
 //!
@@ -19,6 +20,8 @@ use hetkit_testkit::{gpu_or_skip, rng};
 use prefix_ops::scan::emulate::{self, Network, Shape};
 use prefix_ops::scan::gpu::{self, GpuScanTuning, Layout};
 use prefix_ops::scan::{Add, dispatch::ScanOptions};
+use prefix_ops::tridiagonal::gpu::{GpuBatch, GpuTridiagonalTuning};
+use prefix_ops::tridiagonal::{self, Layout as TriLayout, Solver, TridiagonalBatch};
 use rand::Rng;
 
 /// Elements scanned: a few tiles of every shape in the space, not a multiple of any tile.
@@ -127,4 +130,111 @@ fn unusable_tunings_are_errors() {
     assert!(gpu::scan_device_tuned(&gpu, &mut buf, Add, false, &bad).is_err());
     let huge = GpuScanTuning { shape: Shape { threads: 1024, items: 16, network: Network::KoggeStone } };
     assert!(gpu::scan_device_tuned(&gpu, &mut buf, Add, false, &huge).is_err());
+}
+
+/// A batch of strictly dominant systems on the device, as the tuner sees it: solve with the
+/// configuration; verified against the CPU's pivoting solver.
+struct TriKernel<'g> {
+    gpu: &'g Gpu,
+    m: usize,
+    diagonals: [DeviceBuffer<f64>; 3],
+    d: DeviceBuffer<f64>,
+    x: DeviceBuffer<f64>,
+    reference: Vec<f64>,
+    tuning: GpuTridiagonalTuning,
+}
+
+const TRI_M: usize = 37;
+const TRI_G: usize = 45;
+
+fn dominant_batch(seed: &str) -> [Vec<f64>; 4] {
+    let mut r = rng(seed);
+    let n = TRI_M * TRI_G;
+    let mut draw = |lo: f64, hi: f64| -> Vec<f64> { (0..n).map(|_| r.random_range(lo..hi)).collect() };
+    [draw(-1.0, 1.0), draw(2.5, 4.0), draw(-1.0, 1.0), draw(-1.0, 1.0)]
+}
+
+impl TriKernel<'_> {
+    fn batch(&self) -> GpuBatch<'_, f64> {
+        let [a, b, c] = &self.diagonals;
+        GpuBatch::new(a, b, c, self.m, TriLayout::Strided).unwrap()
+    }
+}
+
+impl Kernel for TriKernel<'_> {
+    type Output = ();
+    fn apply(&mut self, c: &Config) -> Result<(), String> {
+        self.tuning = GpuTridiagonalTuning::from_config(c).ok_or("not a GPU tridiagonal configuration")?;
+        Ok(())
+    }
+    fn run(&mut self) -> Result<(), String> {
+        let [a, b, c] = &self.diagonals;
+        let batch = GpuBatch::new(a, b, c, self.m, TriLayout::Strided).map_err(|e| e.to_string())?;
+        batch.solve_into_tuned(self.gpu, &self.tuning, &self.d, &mut self.x).map_err(|e| e.to_string())
+    }
+    fn verify(&mut self, _: &()) -> Result<(), String> {
+        let got = self.gpu.download(&self.x).map_err(|e| e.to_string())?;
+        let worst = got.iter().zip(&self.reference).map(|(g, w)| (g - w).abs()).fold(0.0f64, f64::max);
+        (worst < 1e-10).then_some(()).ok_or_else(|| format!("{:?}: max error {worst:e}", self.tuning))
+    }
+}
+
+#[test]
+fn a_tiny_tridiagonal_session_chooses_what_auto_then_runs() {
+    let cache = setup();
+    let Some(gpu) = gpu_or_skip("a_tiny_tridiagonal_session_chooses_what_auto_then_runs") else { return };
+    let [a, b, c, d] = dominant_batch("gpu_tuning_tri");
+    let mut reference = d.clone();
+    TridiagonalBatch::strided(&a, &b, &c, TRI_M)
+        .unwrap()
+        .solve_with(Solver::PivotingLu, &mut reference)
+        .unwrap();
+    let up = |v: &[f64]| gpu.upload(v).unwrap();
+    let kernel = TriKernel {
+        gpu: &gpu,
+        m: TRI_M,
+        diagonals: [up(&a), up(&b), up(&c)],
+        d: up(&d),
+        x: gpu.zeros::<f64>(d.len()).unwrap(),
+        reference: reference.clone(),
+        tuning: GpuTridiagonalTuning::default(),
+    };
+    // Thomas and TPR at two block sizes: none of them the default (CR-PCR for m <= 1024).
+    let space = Space::builder()
+        .param(Param::names("algorithm", &["thomas", "tpr"]))
+        .param(Param::ints("pcr_size", &[64]))
+        .param(Param::ints("tpr_slice", &[512]))
+        .param(Param::ints("threads", &[64, 256]))
+        .build()
+        .unwrap();
+    let clock = CudaEventClock::new(&gpu).unwrap();
+    let mut bench = Bench::new(&space, kernel, clock, Measurement { warmup: 1, runs: 2 });
+    let mut strat = strategy::by_name(strategy::DEFAULT).unwrap();
+    run(strat.as_mut(), &space, &mut bench, Budget::evals(3), 2).unwrap();
+    let (kernel, log) = bench.into_parts();
+    assert_eq!(log.len(), 3);
+    assert!(log.iter().all(|m| m.outcome.time().is_some()), "{log:?}");
+
+    let batch = kernel.batch();
+    assert_eq!(batch.tuning(&gpu), GpuTridiagonalTuning::default_for(TRI_M, TRI_G, TriLayout::Strided, 8));
+    let shape = (TriLayout::Strided, TRI_M, TRI_G, 8);
+    let bucket = GpuTridiagonalTuning::bucket(shape).unwrap().name();
+    let key = CacheKey::new(tridiagonal::gpu::TUNING_KERNEL, &Fingerprint::gpu(&gpu), "f64", &bucket);
+    cache.store(&key, &space, &log).unwrap();
+    let best = GpuTridiagonalTuning::from_config(&cache.lookup(&key, GpuTridiagonalTuning::space()).unwrap())
+        .unwrap();
+    // The process-wide memo read this bucket above (the default); a fresh batch of another
+    // bucket shows the stored entry is keyed by shape, and this one is read after a forget.
+    hetero_sched::tune::dispatch::global().forget();
+    assert_eq!(batch.tuning(&gpu), best);
+    // Auto on the declared-dominant batch runs the stored configuration: the same bits as an
+    // explicit run of it.
+    let batch = batch.assume_diagonally_dominant();
+    let mut x_auto = gpu.zeros::<f64>(d.len()).unwrap();
+    batch.solve_into(&gpu, Solver::Auto, &kernel.d, &mut x_auto).unwrap();
+    let mut x_best = gpu.zeros::<f64>(d.len()).unwrap();
+    batch.solve_into_tuned(&gpu, &best, &kernel.d, &mut x_best).unwrap();
+    let (auto, tuned) = (gpu.download(&x_auto).unwrap(), gpu.download(&x_best).unwrap());
+    assert!(auto.iter().zip(&tuned).all(|(p, q)| p.to_bits() == q.to_bits()));
+    assert!(auto.iter().zip(&reference).all(|(p, q)| (p - q).abs() < 1e-10));
 }
