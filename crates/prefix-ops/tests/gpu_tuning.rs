@@ -1,7 +1,7 @@
 //! GPU kernels under the tuner: for each, a tiny tuning session (three configurations, timed with
 //! CUDA events, each output verified against a CPU reference), stored in a tuning cache, and then
 //! what dispatch runs. The scan's parameters are compile-time (NVRTC per configuration), the
-//! tridiagonal dispatcher's run-time. Skips without a device
+//! tridiagonal dispatcher's and the row sort's run-time. Skips without a device
 //! (`HETKIT_REQUIRE_GPU=1` turns a skip into a failure); on the emulator:
 //! `scripts/cuda-emu.sh -p prefix-ops --test gpu_tuning`.
 //!
@@ -20,6 +20,8 @@ use hetkit_testkit::{gpu_or_skip, rng};
 use prefix_ops::scan::emulate::{self, Network, Shape};
 use prefix_ops::scan::gpu::{self, GpuScanTuning, Layout};
 use prefix_ops::scan::{Add, dispatch::ScanOptions};
+use prefix_ops::sort::gpu::GpuSortTuning;
+use prefix_ops::sort::{self, Order};
 use prefix_ops::tridiagonal::gpu::{GpuBatch, GpuTridiagonalTuning};
 use prefix_ops::tridiagonal::{self, Layout as TriLayout, Solver, TridiagonalBatch};
 use rand::Rng;
@@ -237,4 +239,72 @@ fn a_tiny_tridiagonal_session_chooses_what_auto_then_runs() {
     let (auto, tuned) = (gpu.download(&x_auto).unwrap(), gpu.download(&x_best).unwrap());
     assert!(auto.iter().zip(&tuned).all(|(p, q)| p.to_bits() == q.to_bits()));
     assert!(auto.iter().zip(&reference).all(|(p, q)| (p - q).abs() < 1e-10));
+}
+
+/// Rows of keys on the device, as the tuner sees it: upload, sort the rows with the
+/// configuration; verified against std's sort of each row.
+struct SortKernel<'g> {
+    gpu: &'g Gpu,
+    input: Vec<u32>,
+    buf: DeviceBuffer<u32>,
+    reference: Vec<u32>,
+    tuning: GpuSortTuning,
+}
+
+const SORT_ROW: usize = 300;
+const SORT_ROWS: usize = 53;
+
+impl Kernel for SortKernel<'_> {
+    type Output = ();
+    fn apply(&mut self, c: &Config) -> Result<(), String> {
+        self.tuning = GpuSortTuning::from_config(c).ok_or("not a GPU sort configuration")?;
+        Ok(())
+    }
+    fn run(&mut self) -> Result<(), String> {
+        self.gpu.write(&self.input, &mut self.buf).map_err(|e| e.to_string())?;
+        sort::gpu::rows_tuned(self.gpu, &mut self.buf, SORT_ROW, Order::Ascending, &self.tuning)
+            .map_err(|e| e.to_string())
+    }
+    fn verify(&mut self, _: &()) -> Result<(), String> {
+        let got = self.gpu.download(&self.buf).map_err(|e| e.to_string())?;
+        (got == self.reference).then_some(()).ok_or_else(|| format!("rows differ under {:?}", self.tuning))
+    }
+}
+
+#[test]
+fn a_tiny_sort_session_chooses_what_rows_then_runs() {
+    let cache = setup();
+    let Some(gpu) = gpu_or_skip("a_tiny_sort_session_chooses_what_rows_then_runs") else { return };
+    let mut r = rng("gpu_tuning_sort");
+    let input: Vec<u32> = (0..SORT_ROW * SORT_ROWS).map(|_| r.random_range(0..1000)).collect();
+    let mut reference = input.clone();
+    reference.chunks_mut(SORT_ROW).for_each(|row| row.sort_unstable());
+    let buf = gpu.upload(&input).unwrap();
+    let kernel = SortKernel {
+        gpu: &gpu,
+        input: input.clone(),
+        buf,
+        reference: reference.clone(),
+        tuning: GpuSortTuning::DEFAULT,
+    };
+    // Blocks of 64, 128 or 512 threads: none of them the default.
+    let space = Space::builder().param(Param::ints("block_threads", &[64, 128, 512])).build().unwrap();
+    let clock = CudaEventClock::new(&gpu).unwrap();
+    let mut bench = Bench::new(&space, kernel, clock, Measurement { warmup: 1, runs: 2 });
+    let mut strat = strategy::by_name(strategy::DEFAULT).unwrap();
+    run(strat.as_mut(), &space, &mut bench, Budget::evals(3), 3).unwrap();
+    let (_, log) = bench.into_parts();
+    assert!(log.len() == 3 && log.iter().all(|m| m.outcome.time().is_some()), "{log:?}");
+
+    let bucket = GpuSortTuning::bucket((SORT_ROW, SORT_ROWS)).unwrap().name();
+    let key = CacheKey::new(sort::gpu::TUNING_KERNEL, &Fingerprint::gpu(&gpu), "u32", &bucket);
+    cache.store(&key, &space, &log).unwrap();
+    let best = GpuSortTuning::from_config(&cache.lookup(&key, GpuSortTuning::space()).unwrap()).unwrap();
+    assert_ne!(best, GpuSortTuning::DEFAULT);
+    hetero_sched::tune::dispatch::global().forget();
+    assert_eq!(sort::gpu::row_tuning::<u32>(&gpu, SORT_ROW, SORT_ROWS), best);
+    assert_eq!(sort::gpu::row_tuning::<f32>(&gpu, SORT_ROW, SORT_ROWS), GpuSortTuning::DEFAULT);
+    let mut keys = gpu.upload(&input).unwrap();
+    sort::gpu::rows(&gpu, &mut keys, SORT_ROW, Order::Ascending).unwrap();
+    assert_eq!(gpu.download(&keys).unwrap(), reference);
 }
