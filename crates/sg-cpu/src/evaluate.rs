@@ -31,6 +31,7 @@ use crate::error::{Error, Result};
 use crate::patterns::PointPattern;
 use crate::trie::{Kind, Node, Trie};
 pub use crate::tuning::{EVAL_KERNEL as TUNING_KERNEL, EvalTuning};
+use hetero_sched::tune::dispatch::Tunable;
 
 /// Points per tile by default: the lane count of the inner loops (a multiple of every SIMD
 /// width). Tunable per machine through [`EvalTuning::tile`].
@@ -95,9 +96,9 @@ impl Evaluator {
     }
 
     /// The variant [`evaluate`](Self::evaluate) uses for `points`, and the pattern it found,
-    /// under the tuned parameters for this batch ([`EvalTuning::for_points`]).
+    /// under the tuned parameters for this batch ([`Tunable::tuned`]).
     pub fn choose<T: Real>(&self, points: ArrayView2<'_, T>) -> (EvalVariant, PointPattern<T>) {
-        self.choose_with(points, &EvalTuning::for_points::<T>(points.nrows()))
+        self.choose_with(points, &EvalTuning::tuned::<T>(points.nrows()))
     }
 
     /// [`choose`](Self::choose) under explicit parameters.
@@ -129,7 +130,7 @@ impl Evaluator {
     /// [`SgError::OutsideDomain`] for a bad point, [`SgError::Allocation`] when the output does
     /// not fit in memory.
     pub fn evaluate<T: Real>(&self, values: &[T], s: usize, points: ArrayView2<'_, T>) -> Result<Vec<T>> {
-        self.evaluate_tuned(values, s, points, &EvalTuning::for_points::<T>(points.nrows()))
+        self.evaluate_tuned(values, s, points, &EvalTuning::tuned::<T>(points.nrows()))
     }
 
     /// [`evaluate`](Self::evaluate) under explicit parameters instead of the cached or default

@@ -13,6 +13,7 @@ use crate::chains::{self, Chain};
 use crate::error::{Error, Result};
 use crate::shared_ptr::SharedMut;
 pub use crate::tuning::{HIER_KERNEL as TUNING_KERNEL, HierTuning};
+use hetero_sched::tune::dispatch::Tunable;
 
 /// A hierarchization plan for one grid description: its chains in every dimension.
 ///
@@ -55,7 +56,7 @@ impl Hierarchizer {
     /// [`SgError::Zero`] for `s = 0`, [`Error::Shape`] when `values.len() != len · s`.
     pub fn hierarchize<T: Real>(&self, values: &mut [T], s: usize) -> Result<()> {
         let _span = tracing::debug_span!("sg_cpu::hierarchize", len = self.len, s).entered();
-        self.sweep(values, s, Direction::Hierarchize, &HierTuning::for_values::<T>(values.len()))
+        self.sweep(values, s, Direction::Hierarchize, &HierTuning::tuned::<T>(values.len()))
     }
 
     /// [`hierarchize`](Self::hierarchize) under explicit parameters instead of the cached or
@@ -73,7 +74,7 @@ impl Hierarchizer {
     /// As [`hierarchize`](Self::hierarchize).
     pub fn dehierarchize<T: Real>(&self, values: &mut [T], s: usize) -> Result<()> {
         let _span = tracing::debug_span!("sg_cpu::dehierarchize", len = self.len, s).entered();
-        self.sweep(values, s, Direction::Dehierarchize, &HierTuning::for_values::<T>(values.len()))
+        self.sweep(values, s, Direction::Dehierarchize, &HierTuning::tuned::<T>(values.len()))
     }
 
     fn sweep<T: Real>(&self, values: &mut [T], s: usize, dir: Direction, tuning: &HierTuning) -> Result<()> {

@@ -8,7 +8,7 @@
 
 use std::sync::OnceLock;
 
-use hetero_sched::tune::dispatch::lookup_memo;
+use hetero_sched::tune::dispatch::{Bucket, Tunable};
 use hetero_sched::tune::{Config, Param, Space, Value};
 
 use crate::evaluate::{MAX_TILE, TILE};
@@ -43,9 +43,20 @@ impl EvalTuning {
     pub const DEFAULT: EvalTuning =
         EvalTuning { tile: TILE, blocks_parallel_tiles_per_thread: 2, subtrees_per_thread: 8 };
 
-    /// The space: `tile` 8 ..= [`MAX_TILE`], `blocks_parallel_tiles_per_thread` in {0, 1, 2, 4, 8, 16},
+    /// Whether the evaluator can run with these parameters.
+    pub fn is_usable(&self) -> bool {
+        (1..=MAX_TILE).contains(&self.tile) && self.subtrees_per_thread > 0
+    }
+}
+
+/// Tuned per element type and bucket of the number of points.
+impl Tunable for EvalTuning {
+    const KERNEL: &'static str = EVAL_KERNEL;
+    type Shape = usize;
+
+    /// `tile` 8 ..= [`MAX_TILE`], `blocks_parallel_tiles_per_thread` in {0, 1, 2, 4, 8, 16},
     /// `subtrees_per_thread` 1 ..= 32 (powers of two).
-    pub fn space() -> &'static Space {
+    fn space() -> &'static Space {
         static SPACE: OnceLock<Space> = OnceLock::new();
         SPACE.get_or_init(|| {
             Space::builder()
@@ -57,8 +68,7 @@ impl EvalTuning {
         })
     }
 
-    /// As a configuration of [`space`](Self::space).
-    pub fn to_config(&self) -> Config {
+    fn to_config(&self) -> Config {
         Config::new(vec![
             ("tile".into(), Value::Int(self.tile as i64)),
             (
@@ -69,9 +79,9 @@ impl EvalTuning {
         ])
     }
 
-    /// From a configuration; `None` when a parameter is missing or negative, the tile is 0 or
-    /// past [`MAX_TILE`], or `subtrees_per_thread` is 0.
-    pub fn from_config(c: &Config) -> Option<Self> {
+    /// `None` when a parameter is missing or negative, the tile is 0 or past [`MAX_TILE`], or
+    /// `subtrees_per_thread` is 0.
+    fn from_config(c: &Config) -> Option<Self> {
         let get = |n| c.int(n).and_then(|v| usize::try_from(v).ok());
         let t = EvalTuning {
             tile: get("tile")?,
@@ -81,21 +91,10 @@ impl EvalTuning {
         t.is_usable().then_some(t)
     }
 
-    /// Whether the evaluator can run with these parameters.
-    pub fn is_usable(&self) -> bool {
-        (1..=MAX_TILE).contains(&self.tile) && self.subtrees_per_thread > 0
-    }
-
-    /// What [`Evaluator::evaluate`](crate::Evaluator::evaluate) uses for `m` points of `T`: the
-    /// tuned configuration from the cache (read once per type and bucket), else the default.
-    pub fn for_points<T>(m: usize) -> Self {
-        let default = DEFAULT_CONFIG.get_or_init(|| Self::DEFAULT.to_config());
-        let c = lookup_memo(EVAL_KERNEL, std::any::type_name::<T>(), m as u64, Self::space(), default);
-        Self::from_config(&c).unwrap_or(Self::DEFAULT)
+    fn bucket(points: usize) -> Option<Bucket> {
+        Some(Bucket::len(points as u64))
     }
 }
-
-static DEFAULT_CONFIG: OnceLock<Config> = OnceLock::new();
 
 /// Parameters of [`Hierarchizer`](crate::Hierarchizer)'s sweeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,9 +115,15 @@ impl Default for HierTuning {
 impl HierTuning {
     /// The constants the hierarchizer was written with.
     pub const DEFAULT: HierTuning = HierTuning { task_values: 4096, pole_par_values: 1 << 15 };
+}
 
-    /// The space: `task_values` 2^8 ..= 2^16, `pole_par_values` 2^10 ..= 2^20 (powers of two).
-    pub fn space() -> &'static Space {
+/// Tuned per element type and bucket of the number of values.
+impl Tunable for HierTuning {
+    const KERNEL: &'static str = HIER_KERNEL;
+    type Shape = usize;
+
+    /// `task_values` 2^8 ..= 2^16, `pole_par_values` 2^10 ..= 2^20 (powers of two).
+    fn space() -> &'static Space {
         static SPACE: OnceLock<Space> = OnceLock::new();
         SPACE.get_or_init(|| {
             Space::builder()
@@ -129,27 +134,21 @@ impl HierTuning {
         })
     }
 
-    /// As a configuration of [`space`](Self::space).
-    pub fn to_config(&self) -> Config {
+    fn to_config(&self) -> Config {
         Config::new(vec![
             ("task_values".into(), Value::Int(self.task_values as i64)),
             ("pole_par_values".into(), Value::Int(self.pole_par_values as i64)),
         ])
     }
 
-    /// From a configuration; `None` when a parameter is missing or not a positive integer.
-    pub fn from_config(c: &Config) -> Option<Self> {
+    /// `None` when a parameter is missing or not a positive integer.
+    fn from_config(c: &Config) -> Option<Self> {
         let get = |n| c.int(n).filter(|&v| v > 0).and_then(|v| usize::try_from(v).ok());
         Some(HierTuning { task_values: get("task_values")?, pole_par_values: get("pole_par_values")? })
     }
 
-    /// What the sweeps use for `n` values of `T`: the tuned configuration from the cache (read
-    /// once per type and bucket), else the default.
-    pub fn for_values<T>(n: usize) -> Self {
-        static DEFAULT: OnceLock<Config> = OnceLock::new();
-        let default = DEFAULT.get_or_init(|| Self::DEFAULT.to_config());
-        let c = lookup_memo(HIER_KERNEL, std::any::type_name::<T>(), n as u64, Self::space(), default);
-        Self::from_config(&c).unwrap_or(Self::DEFAULT)
+    fn bucket(values: usize) -> Option<Bucket> {
+        Some(Bucket::len(values as u64))
     }
 }
 

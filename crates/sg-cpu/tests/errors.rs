@@ -2,7 +2,7 @@
 
 use ndarray::Array2;
 use sg_core::{GridSpec, SgError};
-use sg_cpu::{Error, EvalVariant, Evaluator, Hierarchizer, PaddedMatrix, PointPattern};
+use sg_cpu::{Error, EvalTuning, EvalVariant, Evaluator, Hierarchizer, PaddedMatrix, PointPattern};
 
 fn is_allocation(e: &Error) -> bool {
     matches!(e, Error::Sg(SgError::Allocation { .. }))
@@ -78,24 +78,27 @@ fn variant_choice_follows_the_documented_rule() {
         (&big, general(most + 1), EvalVariant::PointTiles),
     ];
     for (plan, pts, want) in cases {
-        let (got, pattern) = plan.choose(pts.view());
+        let (got, pattern) = plan.choose_with(pts.view(), &EvalTuning::DEFAULT);
         assert_eq!(got, want, "m = {} ({pattern:?})", pts.nrows());
     }
     let pts2 = Array2::from_shape_fn((5, 2), |(i, t)| ((i + t) % 5) as f64 / 4.0);
-    assert_eq!(small.choose(pts2.view()).0, EvalVariant::PointTiles);
+    assert_eq!(small.choose_with(pts2.view(), &EvalTuning::DEFAULT).0, EvalVariant::PointTiles);
     // A Cartesian product of 8 x 8 x 1 x 1 = 64 points: Cartesian even with few tiles.
     let cart = Array2::from_shape_fn((64, 4), |(i, t)| match t {
         0 => (i / 8) as f64 / 8.0,
         1 => (i % 8) as f64 / 8.0,
         _ => 0.5,
     });
-    let (v, p) = big.choose(cart.view());
+    let (v, p) = big.choose_with(cart.view(), &EvalTuning::DEFAULT);
     assert!(matches!(p, PointPattern::Cartesian { .. }));
     assert_eq!(v, EvalVariant::Cartesian);
     // Constant leading column, 64 points: SharedPrefix before BlocksParallel.
     let shared =
         Array2::from_shape_fn((64, 4), |(i, t)| if t == 0 { 0.25 } else { ((i * 5 + t) % 13) as f64 / 12.0 });
-    assert_eq!(big.choose(shared.view()).0, EvalVariant::SharedPrefix);
+    assert_eq!(big.choose_with(shared.view(), &EvalTuning::DEFAULT).0, EvalVariant::SharedPrefix);
     // The same patterns below one tile: BlocksParallel.
-    assert_eq!(big.choose(shared.slice(ndarray::s![..63, ..])).0, EvalVariant::BlocksParallel);
+    assert_eq!(
+        big.choose_with(shared.slice(ndarray::s![..63, ..]), &EvalTuning::DEFAULT).0,
+        EvalVariant::BlocksParallel
+    );
 }

@@ -4,7 +4,7 @@ use hetkit_testkit::{TestRng, rng};
 use ndarray::Array2;
 use rand::Rng;
 use sg_core::{Grid, GridSpec, Real, VectorGrid};
-use sg_cpu::{EvalVariant, Evaluator, Hierarchizer};
+use sg_cpu::{EvalTuning, EvalVariant, Evaluator, Hierarchizer};
 
 const VARIANTS: [EvalVariant; 4] =
     [EvalVariant::PointTiles, EvalVariant::BlocksParallel, EvalVariant::SharedPrefix, EvalVariant::Cartesian];
@@ -147,7 +147,7 @@ fn specialised_variants_equal_general_path_exactly() {
             let stride: usize = sizes[t + 1..].iter().product();
             factors[t][(j / stride) % sizes[t]]
         });
-        let (variant, _) = plan.choose(car.view());
+        let (variant, _) = plan.choose_with(car.view(), &EvalTuning::DEFAULT);
         assert_eq!(variant, if m >= sg_cpu::evaluate::TILE { EvalVariant::Cartesian } else { variant });
         let general = plan.evaluate_with(EvalVariant::PointTiles, &values, 1, car.view()).unwrap();
         let special = plan.evaluate_with(EvalVariant::Cartesian, &values, 1, car.view()).unwrap();
@@ -159,7 +159,7 @@ fn specialised_variants_equal_general_path_exactly() {
                 let v = sha[[0, t]];
                 sha.column_mut(t).fill(v);
             }
-            assert_eq!(plan.choose(sha.view()).0, EvalVariant::SharedPrefix);
+            assert_eq!(plan.choose_with(sha.view(), &EvalTuning::DEFAULT).0, EvalVariant::SharedPrefix);
             let general = plan.evaluate_with(EvalVariant::PointTiles, &values, 1, sha.view()).unwrap();
             let special = plan.evaluate_with(EvalVariant::SharedPrefix, &values, 1, sha.view()).unwrap();
             assert_eq!(general, special, "SharedPrefix({prefix}) differs on {spec:?}");

@@ -8,6 +8,7 @@
 
 use std::sync::OnceLock;
 
+use hetero_sched::tune::dispatch::Tunable;
 use hetero_sched::tune::{
     CacheKey, Config, Fingerprint, Measured, Outcome, Param, Space, TuningCache, size_bucket,
 };
@@ -70,7 +71,7 @@ fn a_stored_evaluation_configuration_changes_the_variant() {
     let plan = Evaluator::new(&spec).unwrap();
     assert!(plan.blocks() >= 64);
     let pts = shared_points::<f64>();
-    assert_eq!(EvalTuning::for_points::<f64>(63), TUNED_EVAL);
+    assert_eq!(EvalTuning::tuned::<f64>(63), TUNED_EVAL);
     // Default rule: one tile of 64 not filled, few tiles, many blocks: BlocksParallel.
     assert_eq!(plan.choose_with(pts.view(), &EvalTuning::DEFAULT).0, EvalVariant::BlocksParallel);
     // Tuned: 63 points fill a tile of 32, so the shared prefix is used.
@@ -86,7 +87,7 @@ fn a_stored_evaluation_configuration_changes_the_variant() {
 #[test]
 fn an_invalid_stored_evaluation_configuration_falls_back_to_the_default() {
     setup();
-    assert_eq!(EvalTuning::for_points::<f32>(63), EvalTuning::DEFAULT);
+    assert_eq!(EvalTuning::tuned::<f32>(63), EvalTuning::DEFAULT);
     let plan = Evaluator::new(&GridSpec::regular(4, 6).unwrap()).unwrap();
     assert_eq!(plan.choose(shared_points::<f32>().view()).0, EvalVariant::BlocksParallel);
 }
@@ -96,8 +97,8 @@ fn a_stored_hierarchization_configuration_is_used_and_results_match_the_referenc
     setup();
     let spec = GridSpec::regular(4, 6).unwrap();
     let n = spec.len() as usize;
-    assert_eq!(HierTuning::for_values::<f64>(n), TUNED_HIER);
-    assert_eq!(HierTuning::for_values::<f32>(n), HierTuning::DEFAULT);
+    assert_eq!(HierTuning::tuned::<f64>(n), TUNED_HIER);
+    assert_eq!(HierTuning::tuned::<f32>(n), HierTuning::DEFAULT);
     let nodal: Vec<f64> = (0..n).map(|i| ((i * 53 % 97) as f64 - 48.0) / 48.0).collect();
     let mut want = nodal.clone();
     sg_core::reference::hierarchize(&spec, &mut want, 1).unwrap();

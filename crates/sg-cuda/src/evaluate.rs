@@ -13,6 +13,8 @@ use crate::config::{EvalConfig, MAX_TEMPLATED_DIM};
 use crate::device::{DeviceGrid, DeviceReal};
 use crate::error::{Error, Result};
 use crate::launch;
+use hetero_sched::tune::Fingerprint;
+use hetero_sched::tune::dispatch::{self as tuned_dispatch, Tunable};
 use sg_core::alloc::{checked_len, try_with_capacity};
 
 /// Shared memory a block may use without opting in.
@@ -33,12 +35,22 @@ pub(crate) fn flatten_points<T: DeviceReal>(d: usize, points: ArrayView2<'_, T>)
 
 impl<T: DeviceReal> DeviceGrid<T> {
     /// The interpolant (values read as surpluses) at the rows of `points` (`m x d`): an
-    /// `m x components` array. Uploads the points, runs the kernel, downloads the results.
+    /// `m x components` array. Uploads the points, runs the kernel with the launch parameters
+    /// tuned for this device and shape ([`eval_config`](Self::eval_config)), downloads the
+    /// results.
     ///
     /// # Errors
     /// Wrong column count, non-finite coordinates or points outside `[0, 1]^d`; device errors.
     pub fn evaluate(&self, points: ArrayView2<'_, T>) -> Result<Array2<T>> {
-        self.evaluate_with(points, &EvalConfig::default())
+        self.evaluate_with(points, &self.eval_config(points.nrows()))
+    }
+
+    /// The launch parameters [`evaluate`](Self::evaluate) uses for `m` points: the
+    /// configuration tuned for this device, element type, dimension and number of points in the
+    /// tuning cache (read once per process), else [`EvalConfig::default`].
+    pub fn eval_config(&self, m: usize) -> EvalConfig {
+        let fp = Fingerprint::gpu(&self.gpu);
+        EvalConfig::tuned_on::<T>(tuned_dispatch::global(), &fp, (self.spec.dim(), m))
     }
 
     /// [`evaluate`](Self::evaluate) of a scalar grid as a vector.

@@ -20,9 +20,11 @@ mod launch;
 pub mod split;
 mod spvm;
 pub mod tables;
+mod tuning;
 
 pub use config::{EvalConfig, SpvmConfig, SweepConfig};
 pub use device::{DeviceGrid, DeviceReal};
 pub use error::{Error, Result};
 pub use split::{AffineModel, HeteroEvaluator, Split};
 pub use spvm::DeviceMatrix;
+pub use tuning::EVAL_KERNEL as TUNING_KERNEL;

@@ -10,15 +10,17 @@
 
 use std::time::Instant;
 
+use hetero_sched::tune::dispatch::Tunable;
 use hetero_sched::tune::{
-    Bench, Budget, CacheKey, Config, CpuClock, Fingerprint, Kernel, Measurement, Space, TuningCache, median,
-    run, size_bucket, strategy,
+    Bench, Budget, CacheKey, Config, CpuClock, Fingerprint, Kernel, Measurement, TuningCache, median, run,
+    strategy,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use ndarray::Array2;
 use prefix_ops::scan::{self, Add, ScanTuning};
 use prefix_ops::segmented::{self, SegmentedTuning, Segments};
 use prefix_ops::sort::{self, Order, SortTuning};
+use prefix_ops::tridiagonal::{Layout, TridiagonalBatch, TridiagonalTuning};
 use rand::{Rng, SeedableRng};
 use sg_core::{Grid, GridSpec};
 use sg_cpu::{EvalTuning, EvalVariant, Evaluator, HierTuning, Hierarchizer};
@@ -28,7 +30,8 @@ use crate::landscape::{Progress, close};
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// The kernels `tune kernel` knows.
-pub(crate) const KERNELS: &str = "scan, sort, segmented, sg_eval, sg_hier";
+pub(crate) const KERNELS: &str =
+    "scan, sort, segmented, sg_eval, sg_hier, tridiagonal, tridiagonal_interleaved";
 
 /// Options of `hetkit tune kernel`.
 #[derive(Debug, Clone)]
@@ -48,18 +51,15 @@ pub(crate) struct Options {
 }
 
 /// A kernel whose dispatch consults the tuning cache: what `tune kernel` needs beyond
-/// [`Kernel`].
+/// [`Kernel`]. Name, space, default and bucket come from the parameters' [`Tunable`] impl,
+/// so the results are stored exactly where dispatch looks them up.
 trait Wired: Kernel {
-    /// The kernel's name in the cache.
-    fn cache_kernel(&self) -> &'static str;
+    /// The kernel's parameters.
+    type Params: Tunable;
     /// The element type its dispatch looks up.
     fn element_type(&self) -> &'static str;
-    /// The size its dispatch buckets.
-    fn dispatch_size(&self) -> u64;
-    /// The declared space.
-    fn space(&self) -> &'static Space;
-    /// The kernel's default configuration.
-    fn default_config(&self) -> Config;
+    /// The shape its dispatch buckets.
+    fn shape(&self) -> <Self::Params as Tunable>::Shape;
     /// The problem, for the report.
     fn problem(&self) -> String;
 }
@@ -77,20 +77,21 @@ pub(crate) fn tune_kernel(name: &str, opts: &Options) -> Result<(), Error> {
         "segmented" => tune(SegmentedKernel::new(opts.size.unwrap_or(1 << 22))?, strategy_name, opts),
         "sg_eval" => tune(EvalKernel::new(opts.size.unwrap_or(4096))?, strategy_name, opts),
         "sg_hier" => tune(HierKernel::new(opts.size.unwrap_or(8))?, strategy_name, opts),
+        "tridiagonal" => tune(TriKernel::new(opts.size.unwrap_or(64), Layout::Strided)?, strategy_name, opts),
+        "tridiagonal_interleaved" => {
+            tune(TriKernel::new(opts.size.unwrap_or(64), Layout::Interleaved)?, strategy_name, opts)
+        }
         other => Err(format!("unknown kernel `{other}` (known: {KERNELS})").into()),
     }
 }
 
 fn tune<K: Wired>(kernel: K, strategy_name: &str, opts: &Options) -> Result<(), Error> {
-    let space = kernel.space();
-    let key = CacheKey::new(
-        kernel.cache_kernel(),
-        &Fingerprint::cpu(),
-        kernel.element_type(),
-        &size_bucket(kernel.dispatch_size()),
-    );
+    let space = K::Params::space();
+    let bucket = K::Params::bucket(kernel.shape())
+        .ok_or("this problem is too small to be tuned: dispatch never looks it up")?;
+    let key = CacheKey::new(K::Params::KERNEL, &Fingerprint::cpu(), kernel.element_type(), &bucket.name());
     let problem = kernel.problem();
-    let default = kernel.default_config();
+    let default = K::Params::fallback(kernel.shape()).to_config();
     let budget = opts.budget.min(space.count_valid()).max(1);
     let pb = ProgressBar::new(budget);
     pb.set_style(
@@ -191,20 +192,12 @@ impl Kernel for ScanKernel {
 }
 
 impl Wired for ScanKernel {
-    fn cache_kernel(&self) -> &'static str {
-        scan::TUNING_KERNEL
-    }
+    type Params = ScanTuning;
     fn element_type(&self) -> &'static str {
         std::any::type_name::<u64>()
     }
-    fn dispatch_size(&self) -> u64 {
-        self.input.len() as u64
-    }
-    fn space(&self) -> &'static Space {
-        ScanTuning::space()
-    }
-    fn default_config(&self) -> Config {
-        ScanTuning::DEFAULT.to_config()
+    fn shape(&self) -> usize {
+        self.input.len()
     }
     fn problem(&self) -> String {
         format!("inclusive Add scan of {} u64 (copy + scan)", self.input.len())
@@ -257,20 +250,12 @@ impl Kernel for SortKernel {
 }
 
 impl Wired for SortKernel {
-    fn cache_kernel(&self) -> &'static str {
-        sort::TUNING_KERNEL
-    }
+    type Params = SortTuning;
     fn element_type(&self) -> &'static str {
         std::any::type_name::<f32>()
     }
-    fn dispatch_size(&self) -> u64 {
-        self.row_len as u64
-    }
-    fn space(&self) -> &'static Space {
-        SortTuning::space()
-    }
-    fn default_config(&self) -> Config {
-        SortTuning::DEFAULT.to_config()
+    fn shape(&self) -> usize {
+        self.row_len
     }
     fn problem(&self) -> String {
         format!("{} rows of {} f32 (copy + sort)", self.input.len() / self.row_len, self.row_len)
@@ -353,20 +338,12 @@ impl Kernel for SegmentedKernel {
 }
 
 impl Wired for SegmentedKernel {
-    fn cache_kernel(&self) -> &'static str {
-        segmented::TUNING_KERNEL
-    }
+    type Params = SegmentedTuning;
     fn element_type(&self) -> &'static str {
         std::any::type_name::<u32>()
     }
-    fn dispatch_size(&self) -> u64 {
-        self.xs.len() as u64
-    }
-    fn space(&self) -> &'static Space {
-        SegmentedTuning::space()
-    }
-    fn default_config(&self) -> Config {
-        SegmentedTuning::DEFAULT.to_config()
+    fn shape(&self) -> usize {
+        self.xs.len()
     }
     fn problem(&self) -> String {
         format!(
@@ -425,20 +402,12 @@ impl Kernel for EvalKernel {
 }
 
 impl Wired for EvalKernel {
-    fn cache_kernel(&self) -> &'static str {
-        sg_cpu::evaluate::TUNING_KERNEL
-    }
+    type Params = EvalTuning;
     fn element_type(&self) -> &'static str {
         std::any::type_name::<f64>()
     }
-    fn dispatch_size(&self) -> u64 {
-        self.points.nrows() as u64
-    }
-    fn space(&self) -> &'static Space {
-        EvalTuning::space()
-    }
-    fn default_config(&self) -> Config {
-        EvalTuning::DEFAULT.to_config()
+    fn shape(&self) -> usize {
+        self.points.nrows()
     }
     fn problem(&self) -> String {
         let variant = self.ev.choose_with(self.points.view(), &EvalTuning::DEFAULT).0;
@@ -489,26 +458,115 @@ impl Kernel for HierKernel {
 }
 
 impl Wired for HierKernel {
-    fn cache_kernel(&self) -> &'static str {
-        sg_cpu::hierarchize::TUNING_KERNEL
-    }
+    type Params = HierTuning;
     fn element_type(&self) -> &'static str {
         std::any::type_name::<f64>()
     }
-    fn dispatch_size(&self) -> u64 {
-        self.nodal.len() as u64
-    }
-    fn space(&self) -> &'static Space {
-        HierTuning::space()
-    }
-    fn default_config(&self) -> Config {
-        HierTuning::DEFAULT.to_config()
+    fn shape(&self) -> usize {
+        self.nodal.len()
     }
     fn problem(&self) -> String {
         format!(
             "regular grid d{} with {} points, f64 (copy + hierarchize)",
             self.spec.dim(),
             self.nodal.len()
+        )
+    }
+}
+
+// --- tridiagonal --------------------------------------------------------------------------
+
+/// Unknowns per tuning run: systems of `m` filling about 2^20 values.
+const TRI_VALUES: usize = 1 << 20;
+
+struct TriKernel {
+    m: usize,
+    layout: Layout,
+    diagonals: [Vec<f64>; 3],
+    rhs: Vec<f64>,
+    reference: Vec<f64>,
+    buf: Vec<f64>,
+    tuning: TridiagonalTuning,
+}
+
+impl TriKernel {
+    /// Strictly dominant systems of size `m` (so `Auto` runs the tuned Thomas solver).
+    fn new(m: usize, layout: Layout) -> Result<Self, Error> {
+        if m == 0 {
+            return Err("tridiagonal systems need at least one unknown".into());
+        }
+        let g = (TRI_VALUES / m).max(2);
+        let mut r = rng(17);
+        let mut draw =
+            |lo: f64, hi: f64| -> Vec<f64> { (0..m * g).map(|_| r.random_range(lo..hi)).collect() };
+        let (a, c, b, rhs) = (draw(-1.0, 1.0), draw(-1.0, 1.0), draw(2.5, 4.0), draw(-1.0, 1.0));
+        let reference = thomas_reference(&a, &b, &c, &rhs, m, g, layout);
+        let tuning = TridiagonalTuning::default_for(layout);
+        Ok(TriKernel { m, layout, buf: rhs.clone(), diagonals: [a, b, c], rhs, reference, tuning })
+    }
+}
+
+/// Sequential Thomas, one system at a time through the layout's index: the oracle.
+fn thomas_reference(
+    a: &[f64],
+    b: &[f64],
+    c: &[f64],
+    d: &[f64],
+    m: usize,
+    g: usize,
+    layout: Layout,
+) -> Vec<f64> {
+    let mut x = vec![0.0; d.len()];
+    let (mut cp, mut dp) = (vec![0.0; m], vec![0.0; m]);
+    for s in 0..g {
+        let at = |k: usize| layout.index(m, g, s, k);
+        for k in 0..m {
+            let i = at(k);
+            let (sub, prev_c, prev_d) = if k == 0 { (0.0, 0.0, 0.0) } else { (a[i], cp[k - 1], dp[k - 1]) };
+            let pivot = b[i] - sub * prev_c;
+            cp[k] = if k + 1 < m { c[i] / pivot } else { 0.0 };
+            dp[k] = (d[i] - sub * prev_d) / pivot;
+        }
+        for k in (0..m).rev() {
+            let next = if k + 1 < m { x[at(k + 1)] } else { 0.0 };
+            x[at(k)] = dp[k] - cp[k] * next;
+        }
+    }
+    x
+}
+
+impl Kernel for TriKernel {
+    type Output = ();
+    fn apply(&mut self, c: &Config) -> Result<(), String> {
+        self.tuning = TridiagonalTuning::from_config(c).ok_or("not a tridiagonal configuration")?;
+        Ok(())
+    }
+    /// Copy, then solve in place with `Auto` (a dominance pass, then the tuned solver).
+    fn run(&mut self) -> Result<(), String> {
+        self.buf.copy_from_slice(&self.rhs);
+        let [a, b, c] = &self.diagonals;
+        let batch = TridiagonalBatch::new(a, b, c, self.m, self.layout).map_err(|e| e.to_string())?;
+        batch.solve_tuned(&self.tuning, &mut self.buf).map_err(|e| e.to_string())
+    }
+    fn verify(&mut self, _: &()) -> Result<(), String> {
+        close(&self.buf, &self.reference, 1e-12)
+    }
+}
+
+impl Wired for TriKernel {
+    type Params = TridiagonalTuning;
+    fn element_type(&self) -> &'static str {
+        std::any::type_name::<f64>()
+    }
+    fn shape(&self) -> (Layout, usize, usize) {
+        (self.layout, self.m, self.rhs.len() / self.m)
+    }
+    fn problem(&self) -> String {
+        let layout = if self.layout == Layout::Strided { "strided" } else { "interleaved" };
+        format!(
+            "{} {layout} systems of {} f64, dominant (copy + Auto solve)",
+            self.rhs.len() / self.m,
+            self.m
         )
     }
 }

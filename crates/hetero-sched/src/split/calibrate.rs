@@ -22,6 +22,20 @@ pub fn calibrate<S: Splittable>(
     runs: usize,
     clock: &dyn Clock,
 ) -> Result<AffineModel> {
+    let samples = calibration_samples(op, device, sizes, runs, clock)?;
+    let model = AffineModel::fit(&samples)?;
+    tracing::debug!(device = %device.fingerprint(), ?samples, ?model, "calibrated");
+    Ok(model)
+}
+
+/// The `(size, median seconds)` samples of [`calibrate`].
+fn calibration_samples<S: Splittable>(
+    op: &S,
+    device: &dyn Device,
+    sizes: &[usize],
+    runs: usize,
+    clock: &dyn Clock,
+) -> Result<Vec<(usize, f64)>> {
     if runs == 0 {
         return Err(SplitError::Invalid("calibration with 0 runs".into()));
     }
@@ -43,12 +57,11 @@ pub fn calibrate<S: Splittable>(
         times.sort_by(f64::total_cmp);
         samples.push((w, times[times.len() / 2]));
     }
-    let model = AffineModel::fit(&samples)?;
-    tracing::debug!(device = %device.fingerprint(), ?samples, ?model, "calibrated");
-    Ok(model)
+    Ok(samples)
 }
 
-/// The model stored under `key`, or a fresh [`calibrate`] that is then stored.
+/// The model stored under `key`, or a fresh [`calibrate`] whose samples are then stored
+/// ([`SplitStore::put_samples`]).
 ///
 /// # Errors
 /// As [`calibrate`]; [`SplitError::Store`] when the store cannot be written.
@@ -64,7 +77,9 @@ pub fn calibrate_cached<S: Splittable>(
     if let Some(m) = store.model(key) {
         return Ok(m);
     }
-    let m = calibrate(op, device, sizes, runs, clock)?;
-    store.put_model(key.clone(), m)?;
-    Ok(m)
+    let samples = calibration_samples(op, device, sizes, runs, clock)?;
+    let m = AffineModel::fit(&samples)?;
+    store.put_samples(key.clone(), &samples)?;
+    // What the store gives back next time (a store may refit from what it keeps).
+    Ok(store.model(key).unwrap_or(m))
 }

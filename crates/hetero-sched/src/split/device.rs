@@ -161,15 +161,7 @@ impl Device for CudaDevice {
     }
 
     fn fingerprint(&self) -> String {
-        let p = self.gpu.props();
-        format!(
-            "cuda:{}:sm_{}{}:{}sm:{}MiB",
-            p.name,
-            p.compute_capability.0,
-            p.compute_capability.1,
-            p.sm_count,
-            p.total_memory >> 20
-        )
+        crate::tune::Fingerprint::gpu(&self.gpu).as_str().to_owned()
     }
 
     fn workers(&self) -> usize {

@@ -11,11 +11,14 @@
 //! - Dynamic split: [`DynamicPlan`], the multi-grain rules of Listing 6.1 (corrected), run by
 //!   [`run_dynamic`] over a lock-free cursor; [`simulate`] plays a plan in virtual time.
 //! - [`ToOneMap`]: the fastest single device per operation and problem shape.
-//! - [`SplitStore`]: where calibrations and choices persist ([`JsonStore`] in the user's cache
-//!   directory, `HETKIT_CACHE_DIR` overriding; [`MemoryStore`]).
+//! - [`SplitStore`]: where calibrations and choices persist: [`CacheStore`] in the tuning cache
+//!   (Kernel Tuner files keyed by device fingerprint, operation and shape bucket, next to the
+//!   device's tuned kernels; `HETKIT_CACHE_DIR` overriding), [`JsonStore`] (one JSON file),
+//!   [`MemoryStore`].
 //!
 //! See the book, chapter "Splitting work between devices".
 
+mod cache_store;
 mod calibrate;
 mod clock;
 mod device;
@@ -28,6 +31,7 @@ mod splittable;
 mod store;
 mod to_one;
 
+pub use cache_store::CacheStore;
 pub use calibrate::{calibrate, calibrate_cached};
 pub use clock::{Clock, ManualClock, MonotonicClock};
 pub use device::{CpuDevice, CudaDevice, Device, DeviceKind, Throttled};

@@ -1,8 +1,6 @@
 //! Persisted calibrations and to-one choices: the [`SplitStore`] trait, an in-memory store and
-//! a JSON file store in the user's cache directory.
-//!
-//! The trait is the seam through which the tuning cache can take over the storage later: the
-//! schedulers only call these four methods.
+//! a JSON file store. The tuning cache's store ([`CacheStore`](super::CacheStore)) is the
+//! default place: calibrations next to the device's tuned kernels.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -83,6 +81,16 @@ pub trait SplitStore: Send + Sync + fmt::Debug {
     /// # Errors
     /// [`SplitError::Store`] when the store cannot be written.
     fn put_model(&self, key: ModelKey, model: AffineModel) -> Result<()>;
+    /// Stores (replaces) the calibration under `key` from its measured `(items, seconds)`
+    /// samples. By default the fitted model is stored; stores that can keep the measurements
+    /// (the tuning cache) keep them.
+    ///
+    /// # Errors
+    /// [`SplitError::Invalid`] for samples [`AffineModel::fit`] rejects;
+    /// [`SplitError::Store`] when the store cannot be written.
+    fn put_samples(&self, key: ModelKey, samples: &[(usize, f64)]) -> Result<()> {
+        self.put_model(key, AffineModel::fit(samples)?)
+    }
     /// The choice stored under `key`.
     fn choice(&self, key: &ChoiceKey) -> Option<Choice>;
     /// Stores (replaces) the choice under `key`.

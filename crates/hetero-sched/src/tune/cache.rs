@@ -43,6 +43,21 @@ impl Fingerprint {
         ))
     }
 
+    /// A CUDA device: name, compute capability, multiprocessors and memory (as
+    /// [`CudaDevice`](crate::split::CudaDevice)'s fingerprint, so a device's tuned kernels and
+    /// its split calibrations share one key).
+    pub fn gpu(gpu: &cuda_kernels::Gpu) -> Self {
+        let p = gpu.props();
+        Fingerprint(format!(
+            "cuda:{}:sm_{}{}:{}sm:{}MiB",
+            p.name,
+            p.compute_capability.0,
+            p.compute_capability.1,
+            p.sm_count,
+            p.total_memory >> 20
+        ))
+    }
+
     /// The description.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -194,6 +209,25 @@ impl TuningCache {
         }
         file.write(&path)?;
         Ok(path)
+    }
+
+    /// Replaces `key`'s file by the measured configurations (older entries are dropped: a
+    /// recalibration, not more samples of the same one).
+    pub fn replace(&self, key: &CacheKey, space: &Space, measured: &[Measured]) -> Result<PathBuf> {
+        let path = self.path_for(key);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(TuneError::Io { path: path.clone(), source: e }),
+        }
+        self.store(key, space, measured)
+    }
+
+    /// Every entry of `key`'s file (failed ones included) when the file exists, is readable,
+    /// belongs to this key and its parameters are `space`'s; `None` otherwise (with a warning
+    /// for foreign or corrupt files).
+    pub fn entries(&self, key: &CacheKey, space: &Space) -> Option<Vec<KtEntry>> {
+        Some(self.load_own(key, space, &self.path_for(key))?.entries)
     }
 
     /// `key`'s file if it exists, is readable, belongs to this key and matches the space.

@@ -20,11 +20,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use cuda_kernels::{CudaFunction, DeviceBuffer, Gpu, GpuScalar, LaunchConfig, PushKernelArg};
 use cudarc::driver::{CudaModule, DevicePtr, DevicePtrMut};
 
-use super::dispatch::{Kernel, ScanOptions, items_per_thread, resolve};
-use super::emulate::Network;
+use super::dispatch::{Kernel, ScanOptions, resolve};
+use super::emulate::{Network, Shape};
+pub use super::gpu_tuning::{GpuScanTuning, KERNEL as TUNING_KERNEL};
 use super::op::{Add, BuiltinOp};
 use crate::error::{Error, Result};
 use crate::segments::{check_offsets, check_rows};
+use hetero_sched::tune::Fingerprint;
+use hetero_sched::tune::dispatch::{self as tuned_dispatch, Tunable};
 
 const THREADS: u32 = 256;
 
@@ -54,11 +57,11 @@ fn tile_value_bytes(elem_bytes: usize, heads: bool) -> usize {
     if heads { (elem_bytes + 4).div_ceil(align) * align } else { elem_bytes }
 }
 
-/// Scratch sizes of one look-back launch over `n` elements, as the kernel indexes it:
-/// `(tiles, status words, value bytes)`. Status: the tile counter, then one flag per tile.
-/// Values: the aggregates of all tiles, then their inclusive prefixes.
-fn lookback_scratch(n: usize, elem_bytes: usize, heads: bool) -> (usize, usize, usize) {
-    let tiles = n.div_ceil(THREADS as usize * items_per_thread(elem_bytes));
+/// Scratch sizes of one look-back launch over `n` elements in tiles of `tile` elements, as the
+/// kernel indexes it: `(tiles, status words, value bytes)`. Status: the tile counter, then one
+/// flag per tile. Values: the aggregates of all tiles, then their inclusive prefixes.
+fn lookback_scratch(n: usize, tile: usize, elem_bytes: usize, heads: bool) -> (usize, usize, usize) {
+    let tiles = n.div_ceil(tile);
     (tiles, 1 + tiles, 2 * tiles * tile_value_bytes(elem_bytes, heads))
 }
 
@@ -117,14 +120,33 @@ struct Io {
     n: usize,
 }
 
-/// Launches `func` (a look-back kernel or a rows kernel, per `kernel`) on `io`.
-/// `seg_offsets` holds the uploaded offsets of a [`Layout::Segments`] layout.
+/// Launches `func` (a look-back kernel or a rows kernel, per `kernel`) on `io`, with the
+/// embedded kernels' block shape. `seg_offsets` holds the uploaded offsets of a
+/// [`Layout::Segments`] layout.
 fn launch(
     gpu: &Gpu,
     func: &CudaFunction,
     kernel: Kernel,
     io: Io,
     elem_bytes: usize,
+    layout: Layout<'_>,
+    seg_offsets: Option<&DeviceBuffer<u64>>,
+    exclusive: bool,
+) -> Result<()> {
+    let shape = Shape::lookback(elem_bytes);
+    launch_shaped(gpu, func, kernel, io, elem_bytes, shape, layout, seg_offsets, exclusive)
+}
+
+/// [`launch`] for a kernel compiled with block shape `shape` (look-back kernels size their
+/// grid and scratch by its tile).
+#[allow(clippy::too_many_arguments)]
+fn launch_shaped(
+    gpu: &Gpu,
+    func: &CudaFunction,
+    kernel: Kernel,
+    io: Io,
+    elem_bytes: usize,
+    shape: Shape,
     layout: Layout<'_>,
     seg_offsets: Option<&DeviceBuffer<u64>>,
     exclusive: bool,
@@ -137,7 +159,7 @@ fn launch(
             // The row/segment kernels scan (value, head) pairs whatever the layout (a forced
             // `LookbackRows` on one array included): size the values by the kernel, not the layout.
             let heads = kernel == Kernel::LookbackRows;
-            let (tiles, status_words, value_bytes) = lookback_scratch(io.n, elem_bytes, heads);
+            let (tiles, status_words, value_bytes) = lookback_scratch(io.n, shape.tile(), elem_bytes, heads);
             let grid = u32::try_from(tiles)
                 .map_err(|_| Error::Invalid(format!("scan of {} elements: too many tiles", io.n)))?;
             let mut s = scratch(gpu, status_words, value_bytes)?;
@@ -149,8 +171,10 @@ fn launch(
                 }
                 _ => (n.max(1), 0u64, 0u64, None),
             };
+            let threads = u32::try_from(shape.threads)
+                .map_err(|_| Error::Invalid(format!("scan: {} threads per block", shape.threads)))?;
             let cfg =
-                LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
+                LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
             let (status, _gs) = s.status.device_ptr_mut(gpu.stream());
             let (values, _gv) = s.values.device_ptr_mut(gpu.stream());
             // SAFETY: matches scan_lookback_tile's parameters (in, out, n, row_len, offsets,
@@ -234,11 +258,97 @@ fn run_builtin<T: GpuScalar, M: BuiltinOp<T>>(
     if io.n == 0 {
         return Ok(());
     }
+    if let Some(tuning) = tuned_plan::<T>(gpu, kernel, layout, io.n, opts) {
+        return run_tuned::<T, M>(gpu, io, exclusive, &tuning);
+    }
     check_network::<T, M>(opts.network, kernel)?;
     let (module, name) = builtin_kernel_name::<T, M>(kernel, layout, opts.network);
     let func = gpu.function(module, &name)?;
     let seg = upload_offsets(gpu, layout)?;
     launch(gpu, &func, kernel, io, size_of::<T>(), layout, seg.as_ref(), exclusive)
+}
+
+/// The tuned configuration dispatch runs a look-back scan of one array with (`None`: the
+/// embedded kernel). Only the dispatcher's own choice is tuned: options that force a kernel or
+/// a network keep the embedded kernels.
+fn tuned_plan<T: GpuScalar>(
+    gpu: &Gpu,
+    kernel: Kernel,
+    layout: Layout<'_>,
+    n: usize,
+    opts: &ScanOptions,
+) -> Option<GpuScanTuning> {
+    if kernel != Kernel::Lookback || !matches!(layout, Layout::Array) || opts.network != Network::KoggeStone {
+        return None;
+    }
+    let tuning = scan_tuning::<T>(gpu, n);
+    (tuning != GpuScanTuning::default_for(size_of::<T>())).then_some(tuning)
+}
+
+/// The parameters dispatch uses for a look-back scan of an array of `n` elements of `T` on
+/// `gpu`: the configuration tuned for this device, type and length bucket in the tuning cache
+/// (read once per process), else the embedded kernels' shape.
+pub fn scan_tuning<T: GpuScalar>(gpu: &Gpu, n: usize) -> GpuScanTuning {
+    GpuScanTuning::tuned_on::<T>(tuned_dispatch::global(), &Fingerprint::gpu(gpu), (n, size_of::<T>()))
+}
+
+/// The C functor of a built-in operator in `scan_ops.cuh`.
+fn functor<T, M: BuiltinOp<T>>() -> Result<&'static str> {
+    Ok(match M::NAME {
+        "add" => "AddOp",
+        "mul" => "MulOp",
+        "min" => "MinOp",
+        "max" => "MaxOp",
+        other => return Err(Error::Invalid(format!("scan: no CUDA functor for operator `{other}`"))),
+    })
+}
+
+/// `prefix/scan_tuned.cu` compiled by NVRTC for `tuning` (once per configuration, type,
+/// operator and device: the runtime caches generated modules by source, in memory and on disk).
+fn tuned_kernel<T: GpuScalar, M: BuiltinOp<T>>(
+    gpu: &Gpu,
+    tuning: &GpuScanTuning,
+) -> Result<cuda_kernels::Kernel> {
+    const NAME: &str = "prefix/scan_tuned";
+    let base = cuda_kernels::embedded_modules()
+        .iter()
+        .find(|m| m.name == NAME)
+        .ok_or_else(|| cuda_kernels::Error::UnknownModule(NAME.to_string()))?;
+    let source = format!("{}{}", tuning.defines(T::C_NAME, functor::<T, M>()?), base.source);
+    let label = format!("{NAME} ({} {}, {:?})", M::NAME, T::C_NAME, tuning.shape);
+    Ok(gpu.module_from_source(&label, &source)?.kernel("scan_tuned_lookback")?)
+}
+
+fn run_tuned<T: GpuScalar, M: BuiltinOp<T>>(
+    gpu: &Gpu,
+    io: Io,
+    exclusive: bool,
+    tuning: &GpuScanTuning,
+) -> Result<()> {
+    let func = tuned_kernel::<T, M>(gpu, tuning)?;
+    let shape = tuning.shape;
+    launch_shaped(gpu, &func, Kernel::Lookback, io, size_of::<T>(), shape, Layout::Array, None, exclusive)
+}
+
+/// Scans `buf` (one array) in place with the look-back kernel compiled for `tuning`, whatever
+/// the tuning cache holds: what the autotuner measures. Results equal
+/// [`emulate::lookback`](super::emulate::lookback) with `tuning.shape` bit for bit.
+pub fn scan_device_tuned<T: GpuScalar, M: BuiltinOp<T>>(
+    gpu: &Gpu,
+    buf: &mut DeviceBuffer<T>,
+    _op: M,
+    exclusive: bool,
+    tuning: &GpuScanTuning,
+) -> Result<()> {
+    let n = buf.len();
+    if n == 0 {
+        return Ok(());
+    }
+    if GpuScanTuning::from_config(&tuning.to_config()).is_none() {
+        return Err(Error::Invalid(format!("scan: unusable GPU tuning {:?}", tuning.shape)));
+    }
+    let (p, _g) = buf.device_ptr_mut(gpu.stream());
+    run_tuned::<T, M>(gpu, Io { src: p, dst: p, n }, exclusive, tuning)
 }
 
 /// Scans `src` into `dst` on the device (out of place) with a built-in operator.
@@ -564,14 +674,16 @@ mod tests {
     #[test]
     fn lookback_scratch_covers_every_tile() {
         // Tiles of 256 x 16 = 4096 (4-byte) and 256 x 8 = 2048 (8-byte) elements.
-        assert_eq!(lookback_scratch(1, 4, false), (1, 2, 8));
-        assert_eq!(lookback_scratch(4096, 4, false), (1, 2, 8));
-        assert_eq!(lookback_scratch(4097, 4, true), (2, 3, 2 * 2 * 8));
-        assert_eq!(lookback_scratch(2049, 8, false), (2, 3, 2 * 2 * 8));
+        assert_eq!(lookback_scratch(1, 4096, 4, false), (1, 2, 8));
+        assert_eq!(lookback_scratch(4096, 4096, 4, false), (1, 2, 8));
+        assert_eq!(lookback_scratch(4097, 4096, 4, true), (2, 3, 2 * 2 * 8));
+        assert_eq!(lookback_scratch(2049, 2048, 8, false), (2, 3, 2 * 2 * 8));
         // The (value, head) pairs of 8-byte types are 16 bytes: a forced LookbackRows on one
         // f64 array needs twice the scratch of the plain look-back.
-        assert_eq!(lookback_scratch(2049, 8, true), (2, 3, 2 * 2 * 16));
-        assert_eq!(lookback_scratch(0, 8, true), (0, 1, 0));
+        assert_eq!(lookback_scratch(2049, 2048, 8, true), (2, 3, 2 * 2 * 16));
+        assert_eq!(lookback_scratch(0, 2048, 8, true), (0, 1, 0));
+        // A tuned tile of 128 x 4.
+        assert_eq!(lookback_scratch(1025, 512, 4, false), (3, 4, 2 * 3 * 4));
     }
 
     /// Byte widths of the parameters of `.entry name(` in `ptx`, or None if there is no entry.

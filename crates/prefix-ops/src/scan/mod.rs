@@ -41,6 +41,7 @@
 pub mod dispatch;
 pub mod emulate;
 pub mod gpu;
+mod gpu_tuning;
 mod op;
 pub mod parallel;
 pub mod reference;

@@ -38,6 +38,7 @@ use super::op::Monoid;
 use super::single;
 use super::tuning::ScanTuning;
 use crate::shared_mut::SharedMut;
+use hetero_sched::tune::dispatch::Tunable;
 
 /// Inputs shorter than this many elements are scanned on one thread (starting workers costs
 /// more than a second core saves below about 2^17 elements). The default of the tuning
@@ -50,9 +51,9 @@ pub const PAR_THRESHOLD: usize = 1 << 17;
 pub const TILE_BYTES: usize = 256 << 10;
 
 /// Inclusive (`exclusive == false`) or exclusive scan over all rayon threads, with the tuned
-/// parameters for this length and type ([`ScanTuning::for_len`]).
+/// parameters for this length and type ([`Tunable::tuned`]).
 pub fn scan<T: Copy + Send + Sync, M: Monoid<T>>(xs: &mut [T], op: M, exclusive: bool) {
-    scan_with(xs, op, exclusive, &ScanTuning::for_len::<T>(xs.len()))
+    scan_with(xs, op, exclusive, &ScanTuning::tuned::<T>(xs.len()))
 }
 
 /// [`scan`] with explicit parameters (what the tuner measures).

@@ -7,6 +7,7 @@ use super::op::Monoid;
 use super::single;
 use crate::error::Result;
 use crate::segments::check_rows;
+use hetero_sched::tune::dispatch::Tunable;
 
 /// Elements a rayon task should hold at least, so short rows are grouped.
 const MIN_TASK_ELEMS: usize = 1 << 14;
@@ -23,7 +24,7 @@ pub(super) fn scan_rows<T: Copy + Send + Sync, M: Monoid<T>>(
         return Ok(());
     }
     // Few long rows: parallelise inside each row instead of across rows.
-    let tuning = super::tuning::ScanTuning::for_len::<T>(row_len);
+    let tuning = super::tuning::ScanTuning::tuned::<T>(row_len);
     if data.len() / row_len < rayon::current_num_threads() && row_len >= tuning.par_threshold {
         data.chunks_mut(row_len).for_each(|row| super::parallel::scan_with(row, op, exclusive, &tuning));
         return Ok(());

@@ -7,7 +7,7 @@
 
 use std::sync::OnceLock;
 
-use hetero_sched::tune::dispatch::lookup_memo;
+use hetero_sched::tune::dispatch::{Bucket, Tunable};
 use hetero_sched::tune::{Config, Param, Space, Value};
 
 use super::parallel::{PAR_THRESHOLD, TILE_BYTES};
@@ -37,9 +37,16 @@ impl Default for ScanTuning {
 impl ScanTuning {
     /// Today's constants.
     pub const DEFAULT: ScanTuning = ScanTuning { par_threshold: PAR_THRESHOLD, tile_bytes: TILE_BYTES };
+}
 
-    /// The space: `par_threshold` 2^12 ..= 2^24, `tile_bytes` 16 KiB ..= 4 MiB (powers of two).
-    pub fn space() -> &'static Space {
+/// Tuned per element type and input-length bucket; inputs shorter than the smallest
+/// `par_threshold` of the space run on one thread under every configuration and skip the lookup.
+impl Tunable for ScanTuning {
+    const KERNEL: &'static str = KERNEL;
+    type Shape = usize;
+
+    /// `par_threshold` 2^12 ..= 2^24, `tile_bytes` 16 KiB ..= 4 MiB (powers of two).
+    fn space() -> &'static Space {
         static SPACE: OnceLock<Space> = OnceLock::new();
         SPACE.get_or_init(|| {
             Space::builder()
@@ -50,33 +57,23 @@ impl ScanTuning {
         })
     }
 
-    /// As a configuration of [`space`](Self::space).
-    pub fn to_config(&self) -> Config {
+    fn to_config(&self) -> Config {
         Config::new(vec![
             ("par_threshold".into(), Value::Int(self.par_threshold as i64)),
             ("tile_bytes".into(), Value::Int(self.tile_bytes as i64)),
         ])
     }
 
-    /// From a configuration; `None` when a parameter is missing or not a positive integer.
-    pub fn from_config(c: &Config) -> Option<Self> {
+    /// `None` when a parameter is missing or not a positive integer.
+    fn from_config(c: &Config) -> Option<Self> {
         let get = |n| c.int(n).filter(|&v| v > 0).and_then(|v| usize::try_from(v).ok());
         Some(ScanTuning { par_threshold: get("par_threshold")?, tile_bytes: get("tile_bytes")? })
     }
 
-    /// What dispatch uses for `n` elements of `T`: the tuned configuration from the cache (read
-    /// once per type and size bucket), else the default.
-    pub fn for_len<T>(n: usize) -> Self {
-        if n < MIN_THRESHOLD {
-            return Self::DEFAULT;
-        }
-        let default = DEFAULT_CONFIG.get_or_init(|| Self::DEFAULT.to_config());
-        let c = lookup_memo(KERNEL, std::any::type_name::<T>(), n as u64, Self::space(), default);
-        Self::from_config(&c).unwrap_or(Self::DEFAULT)
+    fn bucket(n: usize) -> Option<Bucket> {
+        (n >= MIN_THRESHOLD).then(|| Bucket::len(n as u64))
     }
 }
-
-static DEFAULT_CONFIG: OnceLock<Config> = OnceLock::new();
 
 #[cfg(test)]
 mod tests {
@@ -93,6 +90,6 @@ mod tests {
 
     #[test]
     fn short_inputs_never_look_up() {
-        assert_eq!(ScanTuning::for_len::<f32>(MIN_THRESHOLD - 1), ScanTuning::DEFAULT);
+        assert_eq!(ScanTuning::tuned::<f32>(MIN_THRESHOLD - 1), ScanTuning::DEFAULT);
     }
 }

@@ -62,6 +62,7 @@ pub use descriptor::Segments;
 pub use tuning::{KERNEL as TUNING_KERNEL, SegmentedTuning};
 
 use crate::error::{Error, Result};
+use hetero_sched::tune::dispatch::Tunable;
 
 /// One value per segment: `xs[a] ⊕ … ⊕ xs[b - 1]` for segment `a..b`, the identity of `op`
 /// for an empty segment.
@@ -69,7 +70,7 @@ use crate::error::{Error, Result};
 /// Errors: [`Error::LengthMismatch`] when `xs.len() != segs.len()`; [`Error::Alloc`] when the
 /// result cannot be allocated.
 pub fn reduce<T: Copy + Send + Sync, M: Monoid<T>>(xs: &[T], segs: &Segments, op: M) -> Result<Vec<T>> {
-    reduce_with(xs, segs, op, &SegmentedTuning::for_len::<T>(xs.len()))
+    reduce_with(xs, segs, op, &SegmentedTuning::tuned::<T>(xs.len()))
 }
 
 /// [`reduce`] under explicit selector parameters instead of the tuned or default ones.
@@ -95,7 +96,7 @@ pub fn inclusive_scan<T: Copy + Send + Sync, M: Monoid<T>>(
 ) -> Result<()> {
     segs.check_len("xs", xs.len())?;
     let _span = tracing::debug_span!("segmented::inclusive_scan", n = xs.len()).entered();
-    scan::scan(xs, segs, op, false, &SegmentedTuning::for_len::<T>(xs.len()))
+    scan::scan(xs, segs, op, false, &SegmentedTuning::tuned::<T>(xs.len()))
 }
 
 /// In-place exclusive scan of every segment: each segment starts from the identity.
@@ -108,7 +109,7 @@ pub fn exclusive_scan<T: Copy + Send + Sync, M: Monoid<T>>(
 ) -> Result<()> {
     segs.check_len("xs", xs.len())?;
     let _span = tracing::debug_span!("segmented::exclusive_scan", n = xs.len()).entered();
-    scan::scan(xs, segs, op, true, &SegmentedTuning::for_len::<T>(xs.len()))
+    scan::scan(xs, segs, op, true, &SegmentedTuning::tuned::<T>(xs.len()))
 }
 
 /// Reverses every segment in place.
@@ -116,7 +117,7 @@ pub fn exclusive_scan<T: Copy + Send + Sync, M: Monoid<T>>(
 /// Errors: [`Error::LengthMismatch`] when `xs.len() != segs.len()`.
 pub fn reverse<T: Send>(xs: &mut [T], segs: &Segments) -> Result<()> {
     segs.check_len("xs", xs.len())?;
-    reverse::reverse(xs, segs, &SegmentedTuning::for_len::<T>(xs.len()));
+    reverse::reverse(xs, segs, &SegmentedTuning::tuned::<T>(xs.len()));
     Ok(())
 }
 
@@ -165,7 +166,7 @@ pub fn partition<T: Copy + Send + Sync>(
 ) -> Result<Segments> {
     segs.check_len("xs", xs.len())?;
     let _span = tracing::debug_span!("segmented::partition", n = xs.len()).entered();
-    let t = SegmentedTuning::for_len::<T>(xs.len());
+    let t = SegmentedTuning::tuned::<T>(xs.len());
     classify::split_k::<T, 2>(xs, segs, |_, x| usize::from(!pred(x)), &t)
 }
 
@@ -190,7 +191,7 @@ pub fn split3<T: PartialOrd + Copy + Send + Sync>(
         });
     }
     let _span = tracing::debug_span!("segmented::split3", n = xs.len()).entered();
-    let t = SegmentedTuning::for_len::<T>(xs.len());
+    let t = SegmentedTuning::tuned::<T>(xs.len());
     classify::split_k::<T, 3>(
         xs,
         segs,
@@ -223,5 +224,5 @@ pub fn compact<T: Copy + Send + Sync>(
         return Err(Error::LengthMismatch { what: "keep", got: keep.len(), expected: xs.len() });
     }
     let _span = tracing::debug_span!("segmented::compact", n = xs.len()).entered();
-    classify::compact(xs, keep, segs, &SegmentedTuning::for_len::<T>(xs.len()))
+    classify::compact(xs, keep, segs, &SegmentedTuning::tuned::<T>(xs.len()))
 }

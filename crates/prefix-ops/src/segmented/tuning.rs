@@ -7,7 +7,7 @@
 
 use std::sync::OnceLock;
 
-use hetero_sched::tune::dispatch::lookup_memo;
+use hetero_sched::tune::dispatch::{Bucket, Tunable};
 use hetero_sched::tune::{Config, Param, Space, Value};
 
 /// The kernel's name in the tuning cache.
@@ -48,10 +48,15 @@ impl SegmentedTuning {
         reorder_split: 4 * TASK,
         quicksort_switch: 64,
     };
+}
+
+impl Tunable for SegmentedTuning {
+    const KERNEL: &'static str = KERNEL;
+    type Shape = usize;
 
     /// The space (powers of two): `task_elems` 2^10 ..= 2^18, `reduce_split` and
     /// `reorder_split` 2^12 ..= 2^24, `quicksort_switch` 1 ..= 2^16.
-    pub fn space() -> &'static Space {
+    fn space() -> &'static Space {
         static SPACE: OnceLock<Space> = OnceLock::new();
         SPACE.get_or_init(|| {
             Space::builder()
@@ -64,8 +69,7 @@ impl SegmentedTuning {
         })
     }
 
-    /// As a configuration of [`space`](Self::space).
-    pub fn to_config(&self) -> Config {
+    fn to_config(&self) -> Config {
         let int = |v: usize| Value::Int(i64::try_from(v).unwrap_or(i64::MAX));
         Config::new(vec![
             ("task_elems".into(), int(self.task_elems)),
@@ -75,8 +79,8 @@ impl SegmentedTuning {
         ])
     }
 
-    /// From a configuration; `None` when a parameter is missing or not a positive integer.
-    pub fn from_config(c: &Config) -> Option<Self> {
+    /// `None` when a parameter is missing or not a positive integer.
+    fn from_config(c: &Config) -> Option<Self> {
         let get = |n| c.int(n).filter(|&v| v > 0).and_then(|v| usize::try_from(v).ok());
         Some(SegmentedTuning {
             task_elems: get("task_elems")?,
@@ -86,20 +90,11 @@ impl SegmentedTuning {
         })
     }
 
-    /// What dispatch uses for `n` elements of `T`: the tuned configuration from the cache (read
-    /// once per type and size bucket), else the default.
-    pub fn for_len<T>(n: usize) -> Self {
-        // Inputs this short are one task under every configuration of the space.
-        if n < 1 << 10 {
-            return Self::DEFAULT;
-        }
-        let default = DEFAULT_CONFIG.get_or_init(|| Self::DEFAULT.to_config());
-        let c = lookup_memo(KERNEL, std::any::type_name::<T>(), n as u64, Self::space(), default);
-        Self::from_config(&c).unwrap_or(Self::DEFAULT)
+    /// Inputs under 2^10 elements are one task under every configuration of the space.
+    fn bucket(n: usize) -> Option<Bucket> {
+        (n >= 1 << 10).then(|| Bucket::len(n as u64))
     }
 }
-
-static DEFAULT_CONFIG: OnceLock<Config> = OnceLock::new();
 
 #[cfg(test)]
 mod tests {

@@ -15,9 +15,79 @@
 
 use cuda_kernels::{DeviceBuffer, DeviceProps, Gpu, LaunchConfig, PushKernelArg};
 
+use std::sync::OnceLock;
+
+use hetero_sched::tune::dispatch::{self as tuned_dispatch, Bucket, Tunable};
+use hetero_sched::tune::{Config, Fingerprint, Param, Space, Value};
+
 use super::key::{SortKey, SortValue};
 use super::{Order, check_offsets, check_rows};
 use crate::error::{Error, Result};
+
+/// The GPU row sort's name in the tuning cache.
+pub const TUNING_KERNEL: &str = "prefix_ops::sort_gpu";
+
+/// Parameters of the block kernel's launch shape, declared as a [`hetero_sched::tune`] space
+/// (a run-time parameter). Tuned per device, key type, row length and row count for [`rows`]
+/// (segments and whole arrays keep the default).
+///
+/// Keys per thread are not in the space: the 32-keys-per-thread kernels (`_vt8`) sort wrongly
+/// below 2^13 keys (found by the tuner's verification on the emulator), so each row length has
+/// one usable variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuSortTuning {
+    /// Threads a block of short rows aims at (rows per block = this / threads per row).
+    pub block_threads: u32,
+}
+
+impl GpuSortTuning {
+    /// The provisional table: blocks of 256 threads.
+    pub const DEFAULT: GpuSortTuning = GpuSortTuning { block_threads: TARGET_THREADS };
+}
+
+impl Default for GpuSortTuning {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// Tuned per device, key type, row length and row count (shape: `(row_len, rows)`).
+impl Tunable for GpuSortTuning {
+    const KERNEL: &'static str = TUNING_KERNEL;
+    type Shape = (usize, usize);
+
+    /// `block_threads` in {64, 128, 256, 512, 1024}.
+    fn space() -> &'static Space {
+        static SPACE: OnceLock<Space> = OnceLock::new();
+        SPACE.get_or_init(|| {
+            Space::builder()
+                .param(Param::ints("block_threads", &[64, 128, 256, 512, 1024]))
+                .build()
+                .expect("the GPU sort's tuning space is well-formed")
+        })
+    }
+
+    fn to_config(&self) -> Config {
+        Config::new(vec![("block_threads".into(), Value::Int(i64::from(self.block_threads)))])
+    }
+
+    /// `None` unless `block_threads` is a multiple of 32 up to 1024.
+    fn from_config(c: &Config) -> Option<Self> {
+        let block_threads = c.int("block_threads").and_then(|v| u32::try_from(v).ok());
+        let block_threads = block_threads.filter(|t| t % 32 == 0 && (32..=1024).contains(t))?;
+        Some(GpuSortTuning { block_threads })
+    }
+
+    fn bucket((row_len, rows): (usize, usize)) -> Option<Bucket> {
+        (row_len > 4).then(|| Bucket::batch(row_len as u64, rows as u64))
+    }
+}
+
+/// What [`rows`] uses for `rows` rows of `row_len` keys of `K` on `gpu`: the configuration
+/// tuned for this device, key type and shape in the tuning cache, else the default.
+pub fn row_tuning<K: SortKey>(gpu: &Gpu, row_len: usize, rows: usize) -> GpuSortTuning {
+    GpuSortTuning::tuned_on::<K>(tuned_dispatch::global(), &Fingerprint::gpu(gpu), (row_len, rows))
+}
 
 const MODULE: &str = "prefix/sort_bmcs";
 /// Dynamic shared memory a block gets without opting in.
@@ -68,6 +138,17 @@ pub fn plan_block(
     value_bytes: Option<usize>,
     shared_limit: usize,
 ) -> Option<BlockPlan> {
+    plan_block_with(row_len, key_bytes, value_bytes, shared_limit, &GpuSortTuning::DEFAULT)
+}
+
+/// [`plan_block`] under explicit tuning parameters.
+pub fn plan_block_with(
+    row_len: usize,
+    key_bytes: usize,
+    value_bytes: Option<usize>,
+    shared_limit: usize,
+    tuning: &GpuSortTuning,
+) -> Option<BlockPlan> {
     // Checked before rounding up: next_power_of_two overflows above 2^63.
     if row_len > 1 << MAX_LOG_N {
         return None;
@@ -76,7 +157,7 @@ pub fn plan_block(
     let n = 1u32 << log_n;
     let vt = if log_n > 12 { 8 } else { 1 };
     let threads_per_row = n / 4 / vt;
-    let mut rows_per_block = (TARGET_THREADS / threads_per_row).max(1);
+    let mut rows_per_block = (tuning.block_threads.clamp(32, 1024) / threads_per_row).max(1);
     let per_key = key_bytes + value_bytes.map_or(0, |v| 4 + v);
     let uses_shared = log_n >= 8 || value_bytes.is_some();
     let bytes = |rpb: u32| if uses_shared { rpb as usize * n as usize * per_key } else { 0 };
@@ -116,7 +197,23 @@ fn shared_limit(props: &DeviceProps) -> usize {
 /// # Ok::<(), prefix_ops::Error>(())
 /// ```
 pub fn rows<K: SortKey>(gpu: &Gpu, keys: &mut DeviceBuffer<K>, row_len: usize, order: Order) -> Result<()> {
-    rows_impl::<K, u32>(gpu, keys, None, row_len, order)
+    let tuning = row_tuning::<K>(gpu, row_len, keys.len() / row_len.max(1));
+    rows_impl::<K, u32>(gpu, keys, None, row_len, order, &tuning)
+}
+
+/// [`rows`] under explicit tuning parameters, whatever the cache holds (what the tuner
+/// measures).
+pub fn rows_tuned<K: SortKey>(
+    gpu: &Gpu,
+    keys: &mut DeviceBuffer<K>,
+    row_len: usize,
+    order: Order,
+    tuning: &GpuSortTuning,
+) -> Result<()> {
+    if GpuSortTuning::from_config(&tuning.to_config()).is_none() {
+        return Err(Error::Invalid(format!("sort: unusable GPU tuning {tuning:?}")));
+    }
+    rows_impl::<K, u32>(gpu, keys, None, row_len, order, tuning)
 }
 
 /// Sorts each row of `row_len` keys and moves `values` along; stable.
@@ -128,7 +225,8 @@ pub fn rows_by_key<K: SortKey, V: SortValue>(
     order: Order,
 ) -> Result<()> {
     super::check_values(keys.len(), values.len())?;
-    rows_impl(gpu, keys, Some(values), row_len, order)
+    let tuning = row_tuning::<K>(gpu, row_len, keys.len() / row_len.max(1));
+    rows_impl(gpu, keys, Some(values), row_len, order, &tuning)
 }
 
 /// Sorts each segment `keys[offsets[i]..offsets[i + 1]]` (offsets on the host).
@@ -177,6 +275,7 @@ fn rows_impl<K: SortKey, V: SortValue>(
     mut values: Option<&mut DeviceBuffer<V>>,
     row_len: usize,
     order: Order,
+    tuning: &GpuSortTuning,
 ) -> Result<()> {
     check_rows(keys.len(), row_len)?;
     let n = keys.len();
@@ -185,7 +284,7 @@ fn rows_impl<K: SortKey, V: SortValue>(
     }
     let vb = values.as_ref().map(|_| size_of::<V>());
     let _span = tracing::debug_span!("sort::gpu::rows", n, row_len).entered();
-    match plan_block(row_len, size_of::<K>(), vb, shared_limit(gpu.props())) {
+    match plan_block_with(row_len, size_of::<K>(), vb, shared_limit(gpu.props()), tuning) {
         Some(plan) => launch_rows(gpu, keys, values.as_deref_mut(), 0, n, row_len, plan, order),
         None => {
             let offsets: Vec<usize> = (0..=n / row_len).map(|r| r * row_len).collect();

@@ -60,6 +60,7 @@ use ndarray::ArrayViewMut2;
 
 use crate::error::{Error, Result};
 pub(crate) use crate::segments::{check_offsets, check_rows};
+use hetero_sched::tune::dispatch::Tunable;
 
 /// The direction of a sort.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -96,7 +97,7 @@ impl Order {
 /// # Ok::<(), prefix_ops::Error>(())
 /// ```
 pub fn rows<K: SortKey>(keys: &mut [K], row_len: usize, order: Order) -> Result<()> {
-    rows_with(keys, row_len, order, &SortTuning::for_len::<K>(row_len))
+    rows_with(keys, row_len, order, &SortTuning::tuned::<K>(row_len))
 }
 
 /// [`rows`] with explicit tuning parameters instead of the cached or default ones (what the
@@ -125,7 +126,7 @@ pub fn rows_by_key<K: SortKey, V: Copy + Send + Sync>(
     check_values(keys.len(), values.len())?;
     check_rows(keys.len(), row_len)?;
     let _span = tracing::debug_span!("sort::rows_by_key", n = keys.len(), row_len).entered();
-    cpu::rows_by_key(keys, values, row_len, order, &SortTuning::for_len::<K>(row_len));
+    cpu::rows_by_key(keys, values, row_len, order, &SortTuning::tuned::<K>(row_len));
     Ok(())
 }
 
@@ -166,7 +167,7 @@ pub fn rows_by_key_2d<K: SortKey, V: Copy + Send + Sync>(
 pub fn segments<K: SortKey>(keys: &mut [K], offsets: &[usize], order: Order) -> Result<()> {
     check_offsets(keys.len(), offsets)?;
     let _span = tracing::debug_span!("sort::segments", n = keys.len(), segments = offsets.len()).entered();
-    cpu::segments(keys, offsets, order, &SortTuning::for_len::<K>(keys.len()));
+    cpu::segments(keys, offsets, order, &SortTuning::tuned::<K>(keys.len()));
     Ok(())
 }
 
@@ -182,14 +183,14 @@ pub fn segments_by_key<K: SortKey, V: Copy + Send + Sync>(
     check_values(keys.len(), values.len())?;
     check_offsets(keys.len(), offsets)?;
     let _span = tracing::debug_span!("sort::segments_by_key", n = keys.len()).entered();
-    cpu::segments_by_key(keys, values, offsets, order, &SortTuning::for_len::<K>(keys.len()));
+    cpu::segments_by_key(keys, values, offsets, order, &SortTuning::tuned::<K>(keys.len()));
     Ok(())
 }
 
 /// Sorts the whole slice (rayon's parallel sort for large slices).
 pub fn whole<K: SortKey>(keys: &mut [K], order: Order) {
     let _span = tracing::debug_span!("sort::whole", n = keys.len()).entered();
-    whole_with(keys, order, &SortTuning::for_len::<K>(keys.len()));
+    whole_with(keys, order, &SortTuning::tuned::<K>(keys.len()));
 }
 
 /// [`whole`] with explicit tuning parameters instead of the cached or default ones.
@@ -207,7 +208,7 @@ pub fn whole_by_key<K: SortKey, V: Copy + Send + Sync>(
 ) -> Result<()> {
     check_values(keys.len(), values.len())?;
     let _span = tracing::debug_span!("sort::whole_by_key", n = keys.len()).entered();
-    cpu::whole_by_key(keys, values, order, &SortTuning::for_len::<K>(keys.len()));
+    cpu::whole_by_key(keys, values, order, &SortTuning::tuned::<K>(keys.len()));
     Ok(())
 }
 

@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use hetero_sched::tune::dispatch::lookup_memo;
+use hetero_sched::tune::dispatch::{Bucket, Tunable};
 use hetero_sched::tune::{Config, Param, Space, Value};
 
 use super::cpu::{NETWORK_MAX_LEN, RADIX_PAR_MIN, RADIX_ROW_MIN};
@@ -41,9 +41,22 @@ impl SortTuning {
         radix_par_min: RADIX_PAR_MIN,
     };
 
-    /// The space: `network_max_len` in {4, 8, 16, 32}, `radix_row_min` 2^5 ..= 2^12,
-    /// `radix_par_min` 2^12 ..= 2^22 (powers of two).
-    pub fn space() -> &'static Space {
+    /// The network's row limit as the CPU paths apply it: never past [`NETWORK_MAX_LEN`], the
+    /// network's buffer, whatever a caller passed.
+    pub(crate) fn network_len(&self) -> usize {
+        self.network_max_len.min(NETWORK_MAX_LEN)
+    }
+}
+
+/// Tuned per key type and row-length bucket; rows of at most 4 keys sort the same way under
+/// every configuration of the space and skip the lookup.
+impl Tunable for SortTuning {
+    const KERNEL: &'static str = KERNEL;
+    type Shape = usize;
+
+    /// `network_max_len` in {4, 8, 16, 32}, `radix_row_min` 2^5 ..= 2^12, `radix_par_min`
+    /// 2^12 ..= 2^22 (powers of two).
+    fn space() -> &'static Space {
         static SPACE: OnceLock<Space> = OnceLock::new();
         SPACE.get_or_init(|| {
             Space::builder()
@@ -55,8 +68,7 @@ impl SortTuning {
         })
     }
 
-    /// As a configuration of [`space`](Self::space).
-    pub fn to_config(&self) -> Config {
+    fn to_config(&self) -> Config {
         Config::new(vec![
             ("network_max_len".into(), Value::Int(self.network_max_len as i64)),
             ("radix_row_min".into(), Value::Int(self.radix_row_min as i64)),
@@ -64,9 +76,9 @@ impl SortTuning {
         ])
     }
 
-    /// From a configuration; `None` when a parameter is missing, not a positive integer, or
-    /// `network_max_len` exceeds [`NETWORK_MAX_LEN`] (the network's buffer).
-    pub fn from_config(c: &Config) -> Option<Self> {
+    /// `None` when a parameter is missing, not a positive integer, or `network_max_len`
+    /// exceeds [`NETWORK_MAX_LEN`] (the network's buffer).
+    fn from_config(c: &Config) -> Option<Self> {
         let get = |n| c.int(n).filter(|&v| v > 0).and_then(|v| usize::try_from(v).ok());
         let t = SortTuning {
             network_max_len: get("network_max_len")?,
@@ -76,26 +88,10 @@ impl SortTuning {
         (t.network_max_len <= NETWORK_MAX_LEN).then_some(t)
     }
 
-    /// The network's row limit as the CPU paths apply it: never past [`NETWORK_MAX_LEN`], the
-    /// network's buffer, whatever a caller passed.
-    pub(crate) fn network_len(&self) -> usize {
-        self.network_max_len.min(NETWORK_MAX_LEN)
-    }
-
-    /// What dispatch uses for rows (or arrays) of `row_len` keys of `K`: the tuned
-    /// configuration from the cache (read once per type and size bucket), else the default.
-    pub fn for_len<K>(row_len: usize) -> Self {
-        // Rows this short sort the same way under every configuration of the space.
-        if row_len <= 4 {
-            return Self::DEFAULT;
-        }
-        let default = DEFAULT_CONFIG.get_or_init(|| Self::DEFAULT.to_config());
-        let c = lookup_memo(KERNEL, std::any::type_name::<K>(), row_len as u64, Self::space(), default);
-        Self::from_config(&c).unwrap_or(Self::DEFAULT)
+    fn bucket(row_len: usize) -> Option<Bucket> {
+        (row_len > 4).then(|| Bucket::len(row_len as u64))
     }
 }
-
-static DEFAULT_CONFIG: OnceLock<Config> = OnceLock::new();
 
 #[cfg(test)]
 mod tests {

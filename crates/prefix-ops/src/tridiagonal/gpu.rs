@@ -19,7 +19,11 @@
 
 use cuda_kernels::{DeviceBuffer, Gpu, LaunchConfig, PushKernelArg};
 
+use hetero_sched::tune::Fingerprint;
+use hetero_sched::tune::dispatch::{self as tuned_dispatch, Tunable};
+
 use super::batch::{Layout, TridiagonalBatch};
+pub use super::gpu_tuning::{GpuTridiagonalTuning, KERNEL as TUNING_KERNEL};
 use super::real::Real;
 use super::rr::RrNetwork;
 use super::solve::Solver;
@@ -87,11 +91,53 @@ impl<'a, T: Real> GpuBatch<'a, T> {
         self
     }
 
-    /// Solves into `x` (device memory, same length as `d`) with `solver`.
+    /// Solves into `x` (device memory, same length as `d`) with `solver`. [`Solver::Auto`] on
+    /// a dominant batch runs the configuration tuned for this device, type and shape
+    /// ([`tuning`](Self::tuning)); the one-thread-per-system kernels use its block size.
     pub fn solve_into(
         &self,
         gpu: &Gpu,
         solver: Solver,
+        d: &DeviceBuffer<T>,
+        x: &mut DeviceBuffer<T>,
+    ) -> Result<()> {
+        let tuning = self.tuning(gpu);
+        let solver = match solver {
+            Solver::Auto if self.dominant => tuning.solver,
+            Solver::Auto => Solver::PivotingLu,
+            s => s,
+        };
+        self.run(gpu, solver, tuning.threads, d, x)
+    }
+
+    /// What [`Solver::Auto`] runs on this batch once declared dominant: the configuration
+    /// tuned for `gpu`, the element type, layout and shape in the tuning cache (read once per
+    /// process), else [`GpuTridiagonalTuning::default_for`].
+    pub fn tuning(&self, gpu: &Gpu) -> GpuTridiagonalTuning {
+        let shape = (self.layout, self.m, self.systems, std::mem::size_of::<T>());
+        GpuTridiagonalTuning::tuned_on::<T>(tuned_dispatch::global(), &Fingerprint::gpu(gpu), shape)
+    }
+
+    /// Solves into `x` with explicit tuning parameters, whatever the cache holds (what the
+    /// tuner measures). The solver is run as named, without pivoting: for dominant batches.
+    pub fn solve_into_tuned(
+        &self,
+        gpu: &Gpu,
+        tuning: &GpuTridiagonalTuning,
+        d: &DeviceBuffer<T>,
+        x: &mut DeviceBuffer<T>,
+    ) -> Result<()> {
+        if GpuTridiagonalTuning::from_config(&tuning.to_config()) != Some(*tuning) {
+            return Err(Error::Invalid(format!("tridiagonal gpu: unusable tuning {tuning:?}")));
+        }
+        self.run(gpu, tuning.solver, tuning.threads, d, x)
+    }
+
+    fn run(
+        &self,
+        gpu: &Gpu,
+        solver: Solver,
+        threads: u32,
         d: &DeviceBuffer<T>,
         x: &mut DeviceBuffer<T>,
     ) -> Result<()> {
@@ -101,15 +147,8 @@ impl<'a, T: Real> GpuBatch<'a, T> {
         if n == 0 {
             return Ok(());
         }
-        let solver = match solver {
-            Solver::Auto if self.dominant => {
-                choose(self.m, self.systems, self.layout, std::mem::size_of::<T>())
-            }
-            Solver::Auto => Solver::PivotingLu,
-            s => s,
-        };
         let _span = tracing::debug_span!("tridiagonal_gpu", ?solver, m = self.m, g = self.systems).entered();
-        let l = Launch { gpu, batch: self, d };
+        let l = Launch { gpu, batch: self, d, threads };
         match solver {
             Solver::Auto => unreachable!("resolved above"),
             Solver::Thomas | Solver::ThomasParallel | Solver::ThomasLanes => l.thomas(x),
@@ -155,13 +194,12 @@ impl<T: Real> TridiagonalBatch<'_, T> {
     }
 }
 
-/// Threads per block of the one-thread-per-system kernels.
-const PER_SYSTEM_THREADS: u32 = 128;
-
 struct Launch<'g, 'b, T: Real> {
     gpu: &'g Gpu,
     batch: &'g GpuBatch<'b, T>,
     d: &'g DeviceBuffer<T>,
+    /// Threads per block of the one-thread-per-system kernels.
+    threads: u32,
 }
 
 fn threads_for(work: usize) -> u32 {
@@ -214,14 +252,14 @@ impl<T: Real> Launch<'_, '_, T> {
 
     fn per_system_cfg(&self) -> Result<LaunchConfig> {
         Ok(LaunchConfig {
-            grid_dim: (grid_dim(self.batch.systems.div_ceil(PER_SYSTEM_THREADS as usize))?, 1, 1),
-            block_dim: (PER_SYSTEM_THREADS, 1, 1),
+            grid_dim: (grid_dim(self.batch.systems.div_ceil(self.threads as usize))?, 1, 1),
+            block_dim: (self.threads, 1, 1),
             shared_mem_bytes: 0,
         })
     }
 
     fn thomas(&self, x: &mut DeviceBuffer<T>) -> Result<()> {
-        let f = self.func("tridiag_thomas", "prefix/tridiag_thread", 0, PER_SYSTEM_THREADS)?;
+        let f = self.func("tridiag_thomas", "prefix/tridiag_thread", 0, self.threads)?;
         let mut w = self.gpu.zeros::<T>(x.len())?;
         let (ss, es) = self.batch.strides();
         let (m, g) = (self.batch.m as u32, self.batch.systems as u64);
@@ -246,7 +284,7 @@ impl<T: Real> Launch<'_, '_, T> {
     }
 
     fn pivoting(&self, x: &mut DeviceBuffer<T>) -> Result<()> {
-        let f = self.func("tridiag_pivot", "prefix/tridiag_thread", 0, PER_SYSTEM_THREADS)?;
+        let f = self.func("tridiag_pivot", "prefix/tridiag_thread", 0, self.threads)?;
         let (mut dd, mut du, mut du2) =
             (self.gpu.zeros::<T>(x.len())?, self.gpu.zeros::<T>(x.len())?, self.gpu.zeros::<T>(x.len())?);
         let (ss, es) = self.batch.strides();
@@ -393,7 +431,7 @@ impl<T: Real> Launch<'_, '_, T> {
                 })?;
             }
         } else {
-            let f2 = self.func("tridiag_tpr_stage2_thread", "prefix/tridiag_tpr", 0, PER_SYSTEM_THREADS)?;
+            let f2 = self.func("tridiag_tpr_stage2_thread", "prefix/tridiag_tpr", 0, self.threads)?;
             let mut cp = self.gpu.zeros::<T>(g * slices)?;
             let g64 = g as u64;
             // SAFETY: tridiag_tpr_stage2_thread_T(w, tops, xr, cp, u32 S, u32 M, u64 G); xr and

@@ -10,6 +10,9 @@
 //!   ([`Solver::Auto`]: partial pivoting as LAPACK `gtsv`, or the fast Thomas solvers when the
 //!   batch is proven [diagonally dominant](TridiagonalBatch::dominance));
 //!   [`TridiagonalBatch::solve_with`] takes any [`Solver`] by name.
+//! - [`TridiagonalTuning`]: which Thomas solver `Auto` runs on a dominant batch and its grain,
+//!   tuned per layout and shape (`hetkit tune kernel tridiagonal`);
+//!   [`TridiagonalBatch::solve_tuned`] runs explicit parameters.
 //! - [`solve_2d`] and [`solve_2d_with`]: the same for systems in the rows of `ndarray` arrays.
 //! - [`ThomasFactors`]: one system, many right-hand sides.
 //! - [`TridiagonalBatch::residual`] and [`TridiagonalBatch::accuracy`]: how good a solution is.
@@ -26,6 +29,7 @@ mod cyclic;
 mod dominance;
 mod equation;
 pub mod gpu;
+mod gpu_tuning;
 mod nd;
 mod pivoting;
 mod real;
@@ -33,6 +37,7 @@ mod rr;
 mod solve;
 mod thomas;
 mod tpr;
+mod tuning;
 mod wang_mou;
 
 pub use accuracy::AccuracyReport;
@@ -43,3 +48,4 @@ pub use real::Real;
 pub use rr::RrNetwork;
 pub use solve::Solver;
 pub use thomas::ThomasFactors;
+pub use tuning::{FastSolver, KERNEL as TUNING_KERNEL, TridiagonalTuning};

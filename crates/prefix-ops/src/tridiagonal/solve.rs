@@ -8,8 +8,10 @@ use super::equation::Equation;
 use super::real::Real;
 use super::rr::RrNetwork;
 use super::thomas::{ThomasFactors, thomas_interleaved, thomas_strided_par, thomas_strided_seq};
+use super::tuning::{FastSolver, TridiagonalTuning};
 use super::{cyclic, pivoting, rr, tpr, wang_mou};
 use crate::{Error, Result};
+use hetero_sched::tune::dispatch::Tunable;
 
 /// The tridiagonal algorithms, for the CPU ([`TridiagonalBatch::solve_with`]) and the GPU
 /// ([`TridiagonalBatch::solve_gpu`], [`gpu::GpuBatch`](super::gpu::GpuBatch)).
@@ -99,20 +101,42 @@ impl<T: Real> TridiagonalBatch<'_, T> {
         self.solve(x)
     }
 
-    /// Solves every system in place with `solver`.
+    /// Solves every system in place with `solver`. [`Solver::Auto`]'s choice among the Thomas
+    /// solvers and the grain of [`Solver::ThomasParallel`] and [`Solver::ThomasLanes`] are the
+    /// tuned parameters for this element type, layout and shape ([`TridiagonalTuning`]), or
+    /// their defaults.
     pub fn solve_with(&self, solver: Solver, d: &mut [T]) -> Result<()> {
         self.check_rhs("d (right-hand side)", d.len())?;
         if self.is_empty() {
             return Ok(());
         }
+        let tuning = TridiagonalTuning::tuned::<T>((self.layout, self.m, self.systems));
+        self.solve_with_tuning(solver, &tuning, d)
+    }
+
+    /// [`solve`](Self::solve) ([`Solver::Auto`]) under explicit tuning parameters instead of the
+    /// cached or default ones: what the tuner measures.
+    pub fn solve_tuned(&self, tuning: &TridiagonalTuning, d: &mut [T]) -> Result<()> {
+        self.check_rhs("d (right-hand side)", d.len())?;
+        if self.is_empty() {
+            return Ok(());
+        }
+        self.solve_with_tuning(Solver::Auto, tuning, d)
+    }
+
+    fn solve_with_tuning(&self, solver: Solver, tuning: &TridiagonalTuning, d: &mut [T]) -> Result<()> {
         let _span = tracing::debug_span!("tridiagonal_cpu", ?solver, m = self.m, g = self.systems).entered();
         let (a, b, c, m) = (self.a, self.b, self.c, self.m);
         match (solver, self.layout) {
-            (Solver::Auto, _) => self.solve_auto(d),
-            (Solver::ThomasParallel, Layout::Strided) => thomas_strided_par(a, b, c, d, m),
+            (Solver::Auto, _) => self.solve_auto(tuning, d),
+            (Solver::ThomasParallel, Layout::Strided) => {
+                thomas_strided_par(a, b, c, d, m, tuning.task_values)
+            }
             (Solver::Thomas, Layout::Strided) => thomas_strided_seq(a, b, c, d, m),
-            (Solver::ThomasLanes, Layout::Interleaved) => thomas_interleaved(a, b, c, d, m, self.systems),
-            (Solver::ThomasLanes, Layout::Strided) => self.via_transpose(d),
+            (Solver::ThomasLanes, Layout::Interleaved) => {
+                thomas_interleaved(a, b, c, d, m, self.systems, tuning.lane_block_max)
+            }
+            (Solver::ThomasLanes, Layout::Strided) => self.via_transpose(d, tuning.lane_block_max),
             (Solver::Thomas | Solver::ThomasParallel, Layout::Interleaved) => {
                 self.per_system(d, solver == Solver::ThomasParallel, |g, e| thomas_checked(g, e))
             }
@@ -156,11 +180,15 @@ impl<T: Real> TridiagonalBatch<'_, T> {
         ThomasFactors::new(self.a, self.b, self.c)
     }
 
-    /// [`Solver::Auto`]: the layout's fast Thomas where dominance proves it safe, else pivoting.
-    fn solve_auto(&self, d: &mut [T]) -> Result<()> {
-        let fast = |d: &mut [T]| match self.layout {
-            Layout::Strided => thomas_strided_par(self.a, self.b, self.c, d, self.m),
-            Layout::Interleaved => thomas_interleaved(self.a, self.b, self.c, d, self.m, self.systems),
+    /// [`Solver::Auto`]: the tuned Thomas solver where dominance proves it safe, else pivoting.
+    fn solve_auto(&self, tuning: &TridiagonalTuning, d: &mut [T]) -> Result<()> {
+        let fast = |d: &mut [T]| {
+            let solver = match tuning.solver {
+                FastSolver::Sequential => Solver::Thomas,
+                FastSolver::Parallel => Solver::ThomasParallel,
+                FastSolver::Lanes => Solver::ThomasLanes,
+            };
+            self.solve_with_tuning(solver, tuning, d)
         };
         match self.dominance() {
             Dominance::Strict => fast(d),
@@ -200,7 +228,7 @@ impl<T: Real> TridiagonalBatch<'_, T> {
     }
 
     /// Strided batch through the lane solver: transpose to interleaved, solve, transpose back.
-    fn via_transpose(&self, d: &mut [T]) -> Result<()> {
+    fn via_transpose(&self, d: &mut [T], block_max: usize) -> Result<()> {
         let (m, g) = (self.m, self.systems);
         let tr = |v: &[T]| -> Result<Vec<T>> {
             let mut out = crate::alloc::try_with_capacity(v.len(), "tridiagonal: transposed copy")?;
@@ -213,7 +241,7 @@ impl<T: Real> TridiagonalBatch<'_, T> {
             Ok(out)
         };
         let (a, b, c, mut x) = (tr(self.a)?, tr(self.b)?, tr(self.c)?, tr(d)?);
-        thomas_interleaved(&a, &b, &c, &mut x, m, g)?;
+        thomas_interleaved(&a, &b, &c, &mut x, m, g, block_max)?;
         for s in 0..g {
             for k in 0..m {
                 d[s * m + k] = x[k * g + s];

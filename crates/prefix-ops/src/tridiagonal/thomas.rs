@@ -64,11 +64,19 @@ pub(crate) fn thomas_strided_seq<T: Real>(a: &[T], b: &[T], c: &[T], d: &mut [T]
 
 /// Thomas over a strided batch, systems spread over rayon's threads. Each task solves
 /// [`STRIDED_LANES`] neighbouring systems in step ([`StridedLanes`]), which hides the latency of
-/// the one division per row; fewer than that many trailing systems run one at a time.
-pub(crate) fn thomas_strided_par<T: Real>(a: &[T], b: &[T], c: &[T], d: &mut [T], m: usize) -> Result<()> {
+/// the one division per row; fewer than that many trailing systems run one at a time. A task
+/// holds about `task_values` values (several lane groups for tiny `m`, which keeps scheduling
+/// overhead small), at least one lane group.
+pub(crate) fn thomas_strided_par<T: Real>(
+    a: &[T],
+    b: &[T],
+    c: &[T],
+    d: &mut [T],
+    m: usize,
+    task_values: usize,
+) -> Result<()> {
     const L: usize = STRIDED_LANES;
-    // Several lane groups per task keep scheduling overhead small for tiny m.
-    let groups_per_task = (4096 / (m.max(1) * L)).max(1);
+    let groups_per_task = (task_values / (m.max(1) * L)).max(1);
     d.par_chunks_mut(m * L * groups_per_task).enumerate().try_for_each_init(
         || vec![T::zero(); 2 * m * L],
         |scratch, (t, chunk)| {
@@ -196,11 +204,12 @@ pub(crate) fn thomas_interleaved<T: Real>(
     d: &mut [T],
     m: usize,
     systems: usize,
+    block_max: usize,
 ) -> Result<()> {
     if m == 0 || systems == 0 {
         return Ok(());
     }
-    let width = block_width(systems, rayon::current_num_threads());
+    let width = block_width(systems, rayon::current_num_threads(), block_max);
     // Each task owns whole column blocks, but their rows are scattered through `d`, so tasks
     // write through a shared pointer to disjoint indices.
     let out = SharedMut::new(d);
@@ -217,13 +226,14 @@ pub(crate) fn thomas_interleaved<T: Real>(
     )
 }
 
-/// Systems per column block: one block per thread, but 64 to 1024 systems (a multiple of
-/// [`LANES`]). Rows of a block sit `G` elements apart, and the hardware prefetchers follow a
+/// Systems per column block: one block per thread, but 64 to `block_max` systems (a multiple
+/// of [`LANES`]; the default maximum is 1024). Rows of a block sit `G` elements apart, and the hardware prefetchers follow a
 /// stream only within a 4 KiB page, so narrow blocks wait on memory at every row: on one core at
 /// m = 512, G = 1024 (f64) a block of 8 systems ran 7.8x slower than one of 1024, and beyond
 /// about 1024 the per-row working set leaves L1.
-fn block_width(systems: usize, threads: usize) -> usize {
-    systems.div_ceil(threads.max(1)).next_multiple_of(LANES).clamp(64, 1024)
+fn block_width(systems: usize, threads: usize, block_max: usize) -> usize {
+    let max = block_max.next_multiple_of(LANES).max(64);
+    systems.div_ceil(threads.max(1)).next_multiple_of(LANES).clamp(64, max)
 }
 
 /// Systems `g0 .. g0 + width` of an interleaved batch.

@@ -14,6 +14,7 @@
 
 use super::super::{Max, Min, Monoid, Order, SegmentedTuning, Segments, SortKey, reduce_with, sort, split3};
 use crate::error::{Error, Result};
+use hetero_sched::tune::dispatch::Tunable;
 
 /// Keys the quicksort can take a pivot of: the midpoint of a segment's minimum and maximum.
 pub trait Midpoint: SortKey + PartialOrd {
@@ -82,7 +83,7 @@ where
     Min: Monoid<T>,
     Max: Monoid<T>,
 {
-    quicksort_with(keys, &SegmentedTuning::for_len::<T>(keys.len()))
+    quicksort_with(keys, &SegmentedTuning::tuned::<T>(keys.len()))
 }
 
 /// [`quicksort`] under explicit parameters; `quicksort_switch = usize::MAX` never hands over.

@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use super::super::plan::{by_segs, groups};
 use super::super::{SegmentedTuning, Segments};
 use crate::error::{Error, Result};
+use hetero_sched::tune::dispatch::Tunable;
 
 /// Element types of [`Csr`]: `f32`, `f64` and the integers (wrapping arithmetic is not used:
 /// integer products must not overflow).
@@ -121,7 +122,7 @@ impl<T: SpmvScalar> Csr<T> {
     ///
     /// Errors: [`Error::LengthMismatch`] when `x.len() != ncols` or `y.len() != nrows`.
     pub fn mul_vec(&self, x: &[T], y: &mut [T]) -> Result<()> {
-        self.mul_vec_with(x, y, &SegmentedTuning::for_len::<T>(self.nnz()))
+        self.mul_vec_with(x, y, &SegmentedTuning::tuned::<T>(self.nnz()))
     }
 
     /// [`mul_vec`](Self::mul_vec) under explicit selector parameters.
