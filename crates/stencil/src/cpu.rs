@@ -58,7 +58,7 @@ pub(crate) fn sweep_reference<T: Element>(
                     acc = if m == 0 { v } else { acc + v };
                 }
                 if let Some(b) = &plan.bias {
-                    acc = acc + b.at(global);
+                    acc += b.at(global);
                 }
                 out[[p, j, k]] = acc;
             }
@@ -155,7 +155,7 @@ fn lanes<T: Element, const W: usize>(
                     }
                 } else {
                     for w in 0..W {
-                        acc[w] = acc[w] + *c * x[w];
+                        acc[w] += *c * x[w];
                     }
                 }
             }
@@ -169,10 +169,10 @@ fn lanes<T: Element, const W: usize>(
         }
     }
     match &plan.bias {
-        Some(Coef::Uniform(b)) => acc.iter_mut().for_each(|a| *a = *a + *b),
+        Some(Coef::Uniform(b)) => acc.iter_mut().for_each(|a| *a += *b),
         Some(Coef::Field(f)) => {
             let f = &f.as_slice().expect("standard layout")[global..global + W];
-            acc.iter_mut().zip(f).for_each(|(a, &b)| *a = *a + b);
+            acc.iter_mut().zip(f).for_each(|(a, &b)| *a += b);
         }
         None => {}
     }

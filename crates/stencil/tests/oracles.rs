@@ -49,6 +49,9 @@ fn c(i: usize, n: usize) -> f64 {
     i as f64 - (n / 2) as f64
 }
 
+/// A stencil, its input and the exact output at an interior point.
+type Case<'a, T> = (Stencil<T>, &'a Array3<T>, Box<dyn Fn([usize; 3]) -> f64>);
+
 fn check_polynomials<T: Element>() {
     for shape in [(5, 7, 11), (13, 6, 5), (9, 9, 9)] {
         let quad = Array3::from_shape_fn(shape, |(i, j, k)| {
@@ -60,7 +63,7 @@ fn check_polynomials<T: Element>() {
         });
         let quartic = Array3::from_shape_fn(shape, |(i, _, _)| T::from_f64(c(i, shape.0).powi(4)));
         let f = T::from_f64;
-        let cases: Vec<(Stencil<T>, &Array3<T>, Box<dyn Fn([usize; 3]) -> f64>)> = vec![
+        let cases: Vec<Case<'_, T>> = vec![
             (Stencil::seven_point(f(-6.0), f(1.0)), &quad, Box::new(|_| 6.0)),
             (Stencil::seven_point(f(-6.0), f(1.0)), &linear, Box::new(|_| 0.0)),
             (Stencil::thirteen_point(f(-90.0), f(16.0), f(-1.0)), &quad, Box::new(|_| 72.0)),

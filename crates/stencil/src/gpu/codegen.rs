@@ -83,7 +83,7 @@ fn margin_table(p: &GpuParams, halo: [usize; 3], threads: usize) -> Vec<usize> {
         })
         .collect();
     if let Some(&first) = m.first() {
-        while m.len() % threads != 0 {
+        while !m.len().is_multiple_of(threads) {
             m.push(first);
         }
     }
@@ -121,7 +121,7 @@ pub(crate) fn source<T: Element>(s: &Shape, p: &GpuParams) -> String {
     }
     let _ = writeln!(
         w,
-        "extern \"C\" __global__ void __launch_bounds__(NT) {ENTRY}(const T* __restrict__ in, T* __restrict__ out, \
+        "extern \"C\" __global__ void __launch_bounds__({threads}) {ENTRY}(const T* __restrict__ in, T* __restrict__ out, \
          const T* __restrict__ coef, const T* __restrict__ fields, int n0, int n1, int n2, int pitch, int shift, \
          long long fstride) {{"
     );

@@ -21,7 +21,7 @@ fn source<T: Element>() -> String {
 #define BX {BX}
 #define BY {BY}
 // co holds a0 a1 a2 a3 b0 b1 b2 c0 c1 c2 wrk1 bnd, n values each.
-extern \"C\" __global__ void __launch_bounds__(BX * BY) himeno_sweep(const T* __restrict__ p, T* __restrict__ wrk2,
+extern \"C\" __global__ void __launch_bounds__({threads}) himeno_sweep(const T* __restrict__ p, T* __restrict__ wrk2,
     const T* __restrict__ co, long long n, T omega, int imax, int jmax, int kmax, double* __restrict__ partial) {{
   __shared__ double red[BX * BY];
   const int tid = threadIdx.y * BX + threadIdx.x;
@@ -49,7 +49,8 @@ extern \"C\" __global__ void __launch_bounds__(BX * BY) himeno_sweep(const T* __
   if (tid == 0) partial[(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x] = red[0];
 }}
 ",
-        t = T::C_NAME
+        t = T::C_NAME,
+        threads = BX * BY
     )
 }
 

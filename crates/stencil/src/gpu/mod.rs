@@ -60,7 +60,7 @@ impl GpuParams {
         if self.size_x == 0 || self.size_y == 0 || self.dim_x == 0 || self.dim_y == 0 {
             return bad("sizes and dimensions must be positive".into());
         }
-        if self.size_x % self.dim_x != 0 || self.size_y % self.dim_y != 0 {
+        if !self.size_x.is_multiple_of(self.dim_x) || !self.size_y.is_multiple_of(self.dim_y) {
             return bad("the thread dimensions must divide the tile sizes".into());
         }
         if self.dim_x * self.dim_y > max_threads {
