@@ -11,6 +11,7 @@
 //! | [`tridiagonal`] | batched tridiagonal solvers |
 //! | [`sort`] | sorts of whole arrays, rows and segments |
 //! | [`wavefront`] | 2D/3D wavefront computations across CPU and GPU |
+//! | [`stencil`] | 3D Jacobi stencils from a formula to tuned CPU and GPU kernels, split across devices |
 //! | [`sched`] | CPU+GPU work splitting and autotuning |
 //! | [`cuda`] | the CUDA sources and the runtime that loads and launches them |
 //!
@@ -36,6 +37,7 @@
 mod error;
 mod real;
 pub mod sg;
+pub mod stencil;
 
 pub use error::{Error, Result};
 pub use real::Real;
@@ -84,4 +86,6 @@ mod book {
     mod sched {}
     #[doc = include_str!("../docs/src/wavefront/index.md")]
     mod wavefront {}
+    #[doc = include_str!("../docs/src/stencil/index.md")]
+    mod stencil_chapter {}
 }
