@@ -23,6 +23,7 @@ pub trait Element:
     + Div<Output = Self>
     + AddAssign
     + Sum
+    + num_traits::Zero
     + cuda_kernels::GpuScalar
     + sealed::Sealed
     + 'static

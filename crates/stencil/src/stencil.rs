@@ -202,9 +202,25 @@ impl<T: Element> Stencil<T> {
     /// One sweep: a new grid whose points at least `halo()` from every face get the formula,
     /// the others copied from `input`.
     pub fn apply(&self, input: ArrayView3<'_, T>, config: &Config) -> Result<Array3<T>> {
-        let mut field = input.as_standard_layout().into_owned();
-        self.iterate(&mut field, 1, config)?;
-        Ok(field)
+        if !matches!(config.target, Target::Sequential | Target::Cpu) {
+            let mut field = input.as_standard_layout().into_owned();
+            self.iterate(&mut field, 1, config)?;
+            return Ok(field);
+        }
+        // One pass: read the input where it is, write only the output.
+        let plan = self.plan(input.shape())?;
+        let src = input.as_standard_layout();
+        let mut out = with_boundary_of(src.view(), plan.halo);
+        let blocks = config.blocks.unwrap_or_else(|| crate::tuning::cpu_blocks_for(self, input.shape()));
+        let planes = plan.interior_planes();
+        let data = Source { data: src.as_slice().expect("standard layout"), first: 0 };
+        let mut view = out.slice_mut(s![planes.clone(), .., ..]);
+        if config.target == Target::Sequential {
+            sweep_reference(&plan, data, planes, &mut view);
+        } else {
+            sweep_blocked(&plan, data, planes, &mut view, blocks, true);
+        }
+        Ok(out)
     }
 
     /// `sweeps` Jacobi sweeps in place (each reads the previous sweep's values), the boundary
@@ -306,7 +322,7 @@ fn ping_pong<T: Element>(
     sweeps: usize,
     sweep: impl Fn(&Plan<T>, Source<'_, T>, std::ops::Range<usize>, &mut ndarray::ArrayViewMut3<'_, T>),
 ) -> Result<()> {
-    let mut other = field.clone();
+    let mut other = with_boundary_of(field.view(), plan.halo);
     let planes = plan.interior_planes();
     for _ in 0..sweeps {
         {
@@ -317,4 +333,27 @@ fn ping_pong<T: Element>(
         std::mem::swap(field, &mut other);
     }
     Ok(())
+}
+
+/// A grid holding `src`'s boundary layer of width `halo` and zeros inside (fresh zeroed pages
+/// cost less than copying the interior that the sweep overwrites anyway).
+fn with_boundary_of<T: Element>(src: ArrayView3<'_, T>, halo: [usize; 3]) -> Array3<T> {
+    let (n0, n1, n2) = src.dim();
+    let [h0, h1, h2] = halo;
+    let mut out = Array3::zeros((n0, n1, n2));
+    for i in 0..n0 {
+        if i < h0 || i >= n0 - h0 {
+            out.slice_mut(s![i, .., ..]).assign(&src.slice(s![i, .., ..]));
+            continue;
+        }
+        for j in 0..n1 {
+            if j < h1 || j >= n1 - h1 {
+                out.slice_mut(s![i, j, ..]).assign(&src.slice(s![i, j, ..]));
+            } else if h2 > 0 {
+                out.slice_mut(s![i, j, ..h2]).assign(&src.slice(s![i, j, ..h2]));
+                out.slice_mut(s![i, j, n2 - h2..]).assign(&src.slice(s![i, j, n2 - h2..]));
+            }
+        }
+    }
+    out
 }
