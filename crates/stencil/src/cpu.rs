@@ -1,8 +1,8 @@
 //! The CPU kernels: the sequential reference loop, and the blocked, vectorised, parallel sweep.
 //!
 //! Both evaluate a point in the plan's order (see [`crate::plan`]), so they agree bitwise.
-//! The fast sweep computes a row segment along axis 2 at a time in a small accumulator array
-//! that stays in vector registers (one multiply and one add per term and element, no gathers),
+//! The fast sweep computes a row segment along axis 2 at a time, one vectorised pass per term
+//! (the row stays in L1 between passes; one multiply and one add per term and element),
 //! walks a block of `j_block` rows through `i_block` consecutive planes so that the `2 h + 1`
 //! planes of input a block touches stay in cache, and hands the `i_block`-plane chunks to rayon.
 
@@ -66,9 +66,6 @@ pub(crate) fn sweep_reference<T: Element>(
     }
 }
 
-/// Elements of a row computed together in registers.
-const LANES: usize = 16;
-
 /// The fast sweep over global planes `planes` into `out` (plane 0 = global `planes.start`),
 /// parallel over chunks of `blocks.i_block` planes when `parallel`.
 pub(crate) fn sweep_blocked<T: Element>(
@@ -93,8 +90,27 @@ pub(crate) fn sweep_blocked<T: Element>(
     }
 }
 
-/// One task: rows in blocks of `jb`, each block through all planes of `chunk`.
+/// One task: rows in blocks of `jb`, each block through all planes of `chunk`; compiled a
+/// second time for AVX2 (no FMA: results stay bitwise those of the reference), chosen at run
+/// time.
 fn block_walk<T: Element>(plan: &Plan<T>, src: Source<'_, T>, first: usize, chunk: &mut ArrayViewMut3<'_, T>, jb: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, the only feature the function is compiled for.
+        unsafe { block_walk_avx2(plan, src, first, chunk, jb) };
+        return;
+    }
+    block_walk_generic(plan, src, first, chunk, jb);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn block_walk_avx2<T: Element>(plan: &Plan<T>, src: Source<'_, T>, first: usize, chunk: &mut ArrayViewMut3<'_, T>, jb: usize) {
+    block_walk_generic(plan, src, first, chunk, jb);
+}
+
+#[inline(always)]
+fn block_walk_generic<T: Element>(plan: &Plan<T>, src: Source<'_, T>, first: usize, chunk: &mut ArrayViewMut3<'_, T>, jb: usize) {
     let [_, n1, n2] = plan.shape;
     let [_, h1, h2] = plan.halo;
     let flat = plan.flat_offsets(n1, n2);
@@ -116,63 +132,30 @@ fn block_walk<T: Element>(plan: &Plan<T>, src: Source<'_, T>, first: usize, chun
 }
 
 /// `out[q]` for the row segment whose first element is at flat `local` in the source and flat
-/// `global` in the grid (for field coefficients).
-#[inline]
-fn compute_row<T: Element>(plan: &Plan<T>, flat: &[isize], src: &[T], local: usize, global: usize, out: &mut [T]) {
-    let mut q = 0;
-    while q + LANES <= out.len() {
-        let mut acc = [T::ZERO; LANES];
-        lanes::<T, LANES>(plan, flat, src, local + q, global + q, &mut acc);
-        out[q..q + LANES].copy_from_slice(&acc);
-        q += LANES;
-    }
-    while q < out.len() {
-        let mut acc = [T::ZERO; 1];
-        lanes::<T, 1>(plan, flat, src, local + q, global + q, &mut acc);
-        out[q] = acc[0];
-        q += 1;
-    }
-}
-
-/// `W` consecutive points in registers, term by term in the plan's order.
+/// `global` in the grid (for field coefficients): one vectorised pass over the row per term,
+/// the row staying in L1 between passes.
 #[inline(always)]
-fn lanes<T: Element, const W: usize>(
-    plan: &Plan<T>,
-    flat: &[isize],
-    src: &[T],
-    local: usize,
-    global: usize,
-    acc: &mut [T; W],
-) {
+fn compute_row<T: Element>(plan: &Plan<T>, flat: &[isize], src: &[T], local: usize, global: usize, out: &mut [T]) {
+    let len = out.len();
     for (m, (d, c)) in flat.iter().zip(&plan.coefs).enumerate() {
         let at = (local as isize + d) as usize;
-        let x: &[T; W] = src[at..at + W].try_into().expect("W elements");
-        match c {
-            Coef::Uniform(c) => {
-                if m == 0 {
-                    for w in 0..W {
-                        acc[w] = *c * x[w];
-                    }
-                } else {
-                    for w in 0..W {
-                        acc[w] += *c * x[w];
-                    }
-                }
-            }
-            Coef::Field(f) => {
-                let f = &f.as_slice().expect("standard layout")[global..global + W];
-                for w in 0..W {
-                    let v = f[w] * x[w];
-                    acc[w] = if m == 0 { v } else { acc[w] + v };
+        let x = &src[at..at + len];
+        match (c, m == 0) {
+            (Coef::Uniform(c), true) => out.iter_mut().zip(x).for_each(|(o, &v)| *o = *c * v),
+            (Coef::Uniform(c), false) => out.iter_mut().zip(x).for_each(|(o, &v)| *o += *c * v),
+            (Coef::Field(f), first) => {
+                let f = &f.as_slice().expect("standard layout")[global..global + len];
+                for ((o, &v), &w) in out.iter_mut().zip(x).zip(f) {
+                    *o = if first { w * v } else { *o + w * v };
                 }
             }
         }
     }
     match &plan.bias {
-        Some(Coef::Uniform(b)) => acc.iter_mut().for_each(|a| *a += *b),
+        Some(Coef::Uniform(b)) => out.iter_mut().for_each(|a| *a += *b),
         Some(Coef::Field(f)) => {
-            let f = &f.as_slice().expect("standard layout")[global..global + W];
-            acc.iter_mut().zip(f).for_each(|(a, &b)| *a += b);
+            let f = &f.as_slice().expect("standard layout")[global..global + len];
+            out.iter_mut().zip(f).for_each(|(a, &b)| *a += b);
         }
         None => {}
     }
