@@ -30,5 +30,6 @@
 
 pub use ::stencil::{
     ChannelTransport, Config, CpuBlocks, Element, GpuParams, HIMENO_FLOPS_PER_POINT, Himeno, HimenoReport,
-    MAX_OFFSET, STATIC_SHARED_LIMIT, Stencil, StencilError, Transport, generated_source, proportional_split, tuning,
+    MAX_OFFSET, STATIC_SHARED_LIMIT, Stencil, StencilError, Transport, generated_source, proportional_split,
+    tuning,
 };

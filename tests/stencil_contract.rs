@@ -9,7 +9,14 @@ fn dyadic(shape: (usize, usize, usize)) -> Array3<f64> {
 
 /// Every configuration, the GPU ones only when a GPU is present.
 fn configs() -> Vec<Config> {
-    let mut v = vec![Config::sequential(), Config::cpu(), Config::slabs(1), Config::slabs(2), Config::slabs(3), Config::auto()];
+    let mut v = vec![
+        Config::sequential(),
+        Config::cpu(),
+        Config::slabs(1),
+        Config::slabs(2),
+        Config::slabs(3),
+        Config::auto(),
+    ];
     if hetkit::cuda::Gpu::new(0).is_ok() {
         v.push(Config::gpu());
     }
@@ -26,9 +33,15 @@ fn constructors_features_apply_and_iterate() -> hetkit::Result<()> {
     let seven = Stencil::<f64>::seven_point(0.25, 0.125);
     let thirteen = Stencil::<f64>::thirteen_point(0.5, 0.0625, 0.015625);
     let twenty_seven = Stencil::<f64>::twenty_seven_point(0.5, 1.0 / 32.0, 1.0 / 64.0, 1.0 / 64.0);
-    assert_eq!([seven.flops_per_point(), thirteen.flops_per_point(), twenty_seven.flops_per_point()], [8, 15, 30]);
+    assert_eq!(
+        [seven.flops_per_point(), thirteen.flops_per_point(), twenty_seven.flops_per_point()],
+        [8, 15, 30]
+    );
     assert_eq!([seven.num_points(), thirteen.num_points(), twenty_seven.num_points()], [7, 13, 27]);
-    assert_eq!([seven.has_corners(), thirteen.has_corners(), twenty_seven.has_corners()], [false, false, true]);
+    assert_eq!(
+        [seven.has_corners(), thirteen.has_corners(), twenty_seven.has_corners()],
+        [false, false, true]
+    );
     for s in [&from_points, &seven, &thirteen, &twenty_seven] {
         let input = dyadic((7, 9, 13));
         let want: Array3<f64> = s.apply(input.view(), &Config::sequential())?;
@@ -47,9 +60,11 @@ fn constructors_features_apply_and_iterate() -> hetkit::Result<()> {
 #[test]
 fn parse_with_scalars_and_arrays() -> hetkit::Result<()> {
     let shape = (6, 6, 6);
-    let s = Stencil::<f32>::parse("t = c * (u[i+1][j][k] + u[i-1][j][k]); out[i][j][k] = t + w[i][j][k] * u[i][j][k]")?
-        .scalar("c", 0.25)?
-        .array("w", Array3::from_elem(shape, 0.5f32))?;
+    let s = Stencil::<f32>::parse(
+        "t = c * (u[i+1][j][k] + u[i-1][j][k]); out[i][j][k] = t + w[i][j][k] * u[i][j][k]",
+    )?
+    .scalar("c", 0.25)?
+    .array("w", Array3::from_elem(shape, 0.5f32))?;
     let u = Array3::from_shape_fn(shape, |(i, j, k)| (i + j + k) as f32);
     let out = s.apply(u.view(), &Config::cpu())?;
     assert_eq!(out[[2, 3, 4]], 0.25 * (10.0 + 8.0) + 0.5 * 9.0);

@@ -34,23 +34,34 @@ pub(crate) fn section(gpu: Option<&Gpu>) {
             s.iterate(&mut f, 4, cfg).map(|()| f)
         };
         let (t_seq, want) = timed(|| run(&Config::sequential()).expect("valid grid"));
-        let mut line = format!("  {name:9} {} flops/pt: sequential {:7.1} ms", s.flops_per_point(), t_seq * 1e3);
+        let mut line =
+            format!("  {name:9} {} flops/pt: sequential {:7.1} ms", s.flops_per_point(), t_seq * 1e3);
         let mut configs = vec![("cpu", Config::cpu()), ("slabs(2)", Config::slabs(2))];
         if gpu.is_some() {
             configs.push(("gpu", Config::gpu()));
         }
         for (label, cfg) in configs {
             match timed(|| run(&cfg)) {
-                (t, Ok(got)) => line += &format!(", {label} {:6.1} ms{}", t * 1e3, if got == want { "" } else { " (DIFFERS)" }),
+                (t, Ok(got)) => {
+                    line += &format!(
+                        ", {label} {:6.1} ms{}",
+                        t * 1e3,
+                        if got == want { "" } else { " (DIFFERS)" }
+                    )
+                }
                 (_, Err(e)) => line += &format!(", {label} failed: {e}"),
             }
         }
         println!("{line}");
     }
     let h = Himeno::<f32>::new(65, 65, 129).expect("size S");
-    for (label, cfg) in [("sequential", Config::sequential()), ("cpu", Config::cpu()), ("auto", Config::auto())] {
+    for (label, cfg) in
+        [("sequential", Config::sequential()), ("cpu", Config::cpu()), ("auto", Config::auto())]
+    {
         match h.run(3, &cfg) {
-            Ok(r) => println!("  Himeno S, 3 iterations, {label:10}: gosa {:.9e}, {:7.0} MFLOPS", r.gosa, r.mflops),
+            Ok(r) => {
+                println!("  Himeno S, 3 iterations, {label:10}: gosa {:.9e}, {:7.0} MFLOPS", r.gosa, r.mflops)
+            }
             Err(e) => println!("  Himeno S {label} failed: {e}"),
         }
     }

@@ -171,8 +171,18 @@ fn main() -> ExitCode {
             let opts = tune_kernel::Options { budget, strategy, runs, seed, size, compare_runs };
             tune_kernel::tune_kernel(&name, &opts)
         }
-        Command::Tune(Tune::Stencil { stencil, scalars, precision, size, target, strategy, budget, runs }) => {
-            let opts = tune_stencil::Options { stencil, scalars, precision, size, target, strategy, budget, runs };
+        Command::Tune(Tune::Stencil {
+            stencil,
+            scalars,
+            precision,
+            size,
+            target,
+            strategy,
+            budget,
+            runs,
+        }) => {
+            let opts =
+                tune_stencil::Options { stencil, scalars, precision, size, target, strategy, budget, runs };
             tune_stencil::run(&opts)
         }
     };

@@ -24,14 +24,20 @@ fn bench_type<T: Element>(c: &mut Criterion) {
     for (name, s) in stencils::<T>() {
         let mut field = u.clone();
         // Four sweeps per call amortise the second buffer's boundary copy.
-        g.bench_function(format!("{name}_cpu_x4"), |b| b.iter(|| s.iterate(&mut field, 4, &Config::cpu()).unwrap()));
+        g.bench_function(format!("{name}_cpu_x4"), |b| {
+            b.iter(|| s.iterate(&mut field, 4, &Config::cpu()).unwrap())
+        });
     }
     g.finish();
     let small = u.slice(ndarray::s![..64, ..64, ..64]).to_owned();
     let mut g = c.benchmark_group(format!("sweep_64_{}", T::NAME));
     for (name, s) in stencils::<T>() {
-        g.bench_function(format!("{name}_sequential"), |b| b.iter(|| s.apply(small.view(), &Config::sequential()).unwrap()));
-        g.bench_function(format!("{name}_cpu"), |b| b.iter(|| s.apply(small.view(), &Config::cpu()).unwrap()));
+        g.bench_function(format!("{name}_sequential"), |b| {
+            b.iter(|| s.apply(small.view(), &Config::sequential()).unwrap())
+        });
+        g.bench_function(format!("{name}_cpu"), |b| {
+            b.iter(|| s.apply(small.view(), &Config::cpu()).unwrap())
+        });
     }
     g.finish();
 }

@@ -14,7 +14,12 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn sweeps<T: Element>(name: &str, n: usize, sweeps: usize, reps: usize) -> Result<(), Box<dyn std::error::Error>> {
+fn sweeps<T: Element>(
+    name: &str,
+    n: usize,
+    sweeps: usize,
+    reps: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
     let f = T::from_f64;
     let s = match name {
         "7" => Stencil::<T>::seven_point(f(0.25), f(0.125)),

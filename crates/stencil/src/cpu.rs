@@ -93,7 +93,13 @@ pub(crate) fn sweep_blocked<T: Element>(
 /// One task: rows in blocks of `jb`, each block through all planes of `chunk`; compiled a
 /// second time for AVX2 (no FMA: results stay bitwise those of the reference), chosen at run
 /// time.
-fn block_walk<T: Element>(plan: &Plan<T>, src: Source<'_, T>, first: usize, chunk: &mut ArrayViewMut3<'_, T>, jb: usize) {
+fn block_walk<T: Element>(
+    plan: &Plan<T>,
+    src: Source<'_, T>,
+    first: usize,
+    chunk: &mut ArrayViewMut3<'_, T>,
+    jb: usize,
+) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2, the only feature the function is compiled for.
@@ -105,12 +111,24 @@ fn block_walk<T: Element>(plan: &Plan<T>, src: Source<'_, T>, first: usize, chun
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn block_walk_avx2<T: Element>(plan: &Plan<T>, src: Source<'_, T>, first: usize, chunk: &mut ArrayViewMut3<'_, T>, jb: usize) {
+fn block_walk_avx2<T: Element>(
+    plan: &Plan<T>,
+    src: Source<'_, T>,
+    first: usize,
+    chunk: &mut ArrayViewMut3<'_, T>,
+    jb: usize,
+) {
     block_walk_generic(plan, src, first, chunk, jb);
 }
 
 #[inline(always)]
-fn block_walk_generic<T: Element>(plan: &Plan<T>, src: Source<'_, T>, first: usize, chunk: &mut ArrayViewMut3<'_, T>, jb: usize) {
+fn block_walk_generic<T: Element>(
+    plan: &Plan<T>,
+    src: Source<'_, T>,
+    first: usize,
+    chunk: &mut ArrayViewMut3<'_, T>,
+    jb: usize,
+) {
     let [_, n1, n2] = plan.shape;
     let [_, h1, h2] = plan.halo;
     let flat = plan.flat_offsets(n1, n2);
@@ -135,7 +153,14 @@ fn block_walk_generic<T: Element>(plan: &Plan<T>, src: Source<'_, T>, first: usi
 /// `global` in the grid (for field coefficients): one vectorised pass over the row per term,
 /// the row staying in L1 between passes.
 #[inline(always)]
-fn compute_row<T: Element>(plan: &Plan<T>, flat: &[isize], src: &[T], local: usize, global: usize, out: &mut [T]) {
+fn compute_row<T: Element>(
+    plan: &Plan<T>,
+    flat: &[isize],
+    src: &[T],
+    local: usize,
+    global: usize,
+    out: &mut [T],
+) {
     let len = out.len();
     for (m, (d, c)) in flat.iter().zip(&plan.coefs).enumerate() {
         let at = (local as isize + d) as usize;

@@ -63,7 +63,9 @@ impl<T: Element> Himeno<T> {
             .and_then(|n| n.checked_mul(dims.2))
             .and_then(|n| n.checked_mul(14 * std::mem::size_of::<T>()))
             .filter(|&b| b <= isize::MAX as usize / 2)
-            .ok_or_else(|| StencilError::Shape(format!("Himeno sizes ({mimax}, {mjmax}, {mkmax}) do not fit in memory")))?;
+            .ok_or_else(|| {
+                StencilError::Shape(format!("Himeno sizes ({mimax}, {mjmax}, {mkmax}) do not fit in memory"))
+            })?;
         let _ = bytes;
         let full = |v: T| Array3::from_elem(dims, v);
         let d = T::from_f64(((dims.0 - 1) * (dims.0 - 1)) as f64);
@@ -114,7 +116,9 @@ impl<T: Element> Himeno<T> {
             Target::Cpu => self.run_cpu(iterations, true),
             Target::Gpu => crate::gpu::himeno(self, iterations, config.gpu)?,
             Target::Slabs(_) | Target::Auto => {
-                return Err(StencilError::Config("Himeno runs on sequential(), cpu(), gpu() or auto()".into()));
+                return Err(StencilError::Config(
+                    "Himeno runs on sequential(), cpu(), gpu() or auto()".into(),
+                ));
             }
         };
         Ok((self.report(gosa, seconds, iterations), p))
@@ -132,7 +136,11 @@ impl<T: Element> Himeno<T> {
         let t0 = Instant::now();
         let mut gosa = 0.0;
         for _ in 0..iterations {
-            gosa = if parallel { self.sweep_parallel(&p, &mut wrk2) } else { self.sweep_sequential(&p, &mut wrk2) };
+            gosa = if parallel {
+                self.sweep_parallel(&p, &mut wrk2)
+            } else {
+                self.sweep_sequential(&p, &mut wrk2)
+            };
             std::mem::swap(&mut p, &mut wrk2);
         }
         (gosa, t0.elapsed().as_secs_f64(), p)
@@ -162,9 +170,12 @@ impl<T: Element> Himeno<T> {
         let s0 = a[0][at] * p[[i + 1, j, k]]
             + a[1][at] * p[[i, j + 1, k]]
             + a[2][at] * p[[i, j, k + 1]]
-            + b[0][at] * (p[[i + 1, j + 1, k]] - p[[i + 1, j - 1, k]] - p[[i - 1, j + 1, k]] + p[[i - 1, j - 1, k]])
-            + b[1][at] * (p[[i, j + 1, k + 1]] - p[[i, j - 1, k + 1]] - p[[i, j + 1, k - 1]] + p[[i, j - 1, k - 1]])
-            + b[2][at] * (p[[i + 1, j, k + 1]] - p[[i - 1, j, k + 1]] - p[[i + 1, j, k - 1]] + p[[i - 1, j, k - 1]])
+            + b[0][at]
+                * (p[[i + 1, j + 1, k]] - p[[i + 1, j - 1, k]] - p[[i - 1, j + 1, k]] + p[[i - 1, j - 1, k]])
+            + b[1][at]
+                * (p[[i, j + 1, k + 1]] - p[[i, j - 1, k + 1]] - p[[i, j + 1, k - 1]] + p[[i, j - 1, k - 1]])
+            + b[2][at]
+                * (p[[i + 1, j, k + 1]] - p[[i - 1, j, k + 1]] - p[[i + 1, j, k - 1]] + p[[i - 1, j, k - 1]])
             + c[0][at] * p[[i - 1, j, k]]
             + c[1][at] * p[[i, j - 1, k]]
             + c[2][at] * p[[i, j, k - 1]]
@@ -204,11 +215,34 @@ impl<T: Element> Himeno<T> {
                 (row(&a[1], [i, j], 0, n), row(p, [i, j + 1], 0, n)),
                 (row(&a[2], [i, j], 0, n), row(p, [i, j], 1, n)),
             );
-            let b0 = (row(&b[0], [i, j], 0, n), row(p, [i + 1, j + 1], 0, n), row(p, [i + 1, j - 1], 0, n), row(p, [i - 1, j + 1], 0, n), row(p, [i - 1, j - 1], 0, n));
-            let b1 = (row(&b[1], [i, j], 0, n), row(p, [i, j + 1], 1, n), row(p, [i, j - 1], 1, n), row(p, [i, j + 1], -1, n), row(p, [i, j - 1], -1, n));
-            let b2 = (row(&b[2], [i, j], 0, n), row(p, [i + 1, j], 1, n), row(p, [i - 1, j], 1, n), row(p, [i + 1, j], -1, n), row(p, [i - 1, j], -1, n));
-            let cs = ((row(&c[0], [i, j], 0, n), row(p, [i - 1, j], 0, n)), (row(&c[1], [i, j], 0, n), row(p, [i, j - 1], 0, n)), (row(&c[2], [i, j], 0, n), row(p, [i, j], -1, n)));
-            let (w1, a3, bnd) = (row(&self.wrk1, [i, j], 0, n), row(&a[3], [i, j], 0, n), row(&self.bnd, [i, j], 0, n));
+            let b0 = (
+                row(&b[0], [i, j], 0, n),
+                row(p, [i + 1, j + 1], 0, n),
+                row(p, [i + 1, j - 1], 0, n),
+                row(p, [i - 1, j + 1], 0, n),
+                row(p, [i - 1, j - 1], 0, n),
+            );
+            let b1 = (
+                row(&b[1], [i, j], 0, n),
+                row(p, [i, j + 1], 1, n),
+                row(p, [i, j - 1], 1, n),
+                row(p, [i, j + 1], -1, n),
+                row(p, [i, j - 1], -1, n),
+            );
+            let b2 = (
+                row(&b[2], [i, j], 0, n),
+                row(p, [i + 1, j], 1, n),
+                row(p, [i - 1, j], 1, n),
+                row(p, [i + 1, j], -1, n),
+                row(p, [i - 1, j], -1, n),
+            );
+            let cs = (
+                (row(&c[0], [i, j], 0, n), row(p, [i - 1, j], 0, n)),
+                (row(&c[1], [i, j], 0, n), row(p, [i, j - 1], 0, n)),
+                (row(&c[2], [i, j], 0, n), row(p, [i, j], -1, n)),
+            );
+            let (w1, a3, bnd) =
+                (row(&self.wrk1, [i, j], 0, n), row(&a[3], [i, j], 0, n), row(&self.bnd, [i, j], 0, n));
             for q in 0..n {
                 let s0 = terms.0.0[q] * terms.0.1[q]
                     + terms.1.0[q] * terms.1.1[q]

@@ -61,11 +61,23 @@ pub(crate) enum BinOp {
 pub(crate) enum Expr {
     Num(f64),
     /// A scalar: an intermediate of an earlier statement, or one bound by `.scalar`.
-    Name { name: String, pos: usize },
+    Name {
+        name: String,
+        pos: usize,
+    },
     /// `a[i+di][j+dj][k+dk]`.
-    Array { name: String, offset: [i32; 3], pos: usize },
+    Array {
+        name: String,
+        offset: [i32; 3],
+        pos: usize,
+    },
     Neg(Box<Expr>),
-    Bin { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr>, pos: usize },
+    Bin {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+        pos: usize,
+    },
 }
 
 /// `name = expr`, `name += expr` or `out[i][j][k] = expr`.
@@ -303,7 +315,11 @@ impl Parser<'_> {
                     let (offset, _) = self.indices()?;
                     Ok(Expr::Array { name, offset, pos: t.pos })
                 } else if matches!(name.as_str(), "i" | "j" | "k") {
-                    Err(error_at(self.spec, t.pos, format!("`{name}` is an index and may only appear inside `[...]`")))
+                    Err(error_at(
+                        self.spec,
+                        t.pos,
+                        format!("`{name}` is an index and may only appear inside `[...]`"),
+                    ))
                 } else {
                     Ok(Expr::Name { name, pos: t.pos })
                 }

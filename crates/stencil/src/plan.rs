@@ -67,11 +67,17 @@ pub(crate) fn eval_poly<T: Element>(p: &Poly, scalars: &[T], param: impl Fn(usiz
 }
 
 /// `p` as a coefficient: uniform when it reads no parameter array, else evaluated per point.
-pub(crate) fn coef_of<T: Element>(p: &Poly, scalars: &[T], params: &[&Array3<T>], shape: [usize; 3]) -> Coef<T> {
+pub(crate) fn coef_of<T: Element>(
+    p: &Poly,
+    scalars: &[T],
+    params: &[&Array3<T>],
+    shape: [usize; 3],
+) -> Coef<T> {
     if p.is_uniform() {
         return Coef::Uniform(eval_poly(p, scalars, |_| T::ZERO));
     }
-    let slices: Vec<&[T]> = params.iter().map(|a| a.as_slice().expect("parameters are kept in standard layout")).collect();
+    let slices: Vec<&[T]> =
+        params.iter().map(|a| a.as_slice().expect("parameters are kept in standard layout")).collect();
     let len = shape.iter().product();
     let values: Vec<T> = (0..len).map(|at| eval_poly(p, scalars, |id| slices[id][at])).collect();
     Coef::Field(Array3::from_shape_vec(shape, values).expect("length is the product of the shape"))

@@ -90,7 +90,9 @@ pub fn proportional_split(total: usize, rates: &[f64], min: usize) -> Result<Vec
         return Err(StencilError::Config("no devices to split between".into()));
     }
     if let Some(r) = rates.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
-        return Err(StencilError::Config(format!("a device rate of {r} (rates must be positive and finite)")));
+        return Err(StencilError::Config(format!(
+            "a device rate of {r} (rates must be positive and finite)"
+        )));
     }
     if total < min.max(1) * rates.len() {
         return Err(StencilError::Config(format!(
@@ -103,7 +105,9 @@ pub fn proportional_split(total: usize, rates: &[f64], min: usize) -> Result<Vec
     let quota: Vec<f64> = rates.iter().map(|r| total as f64 * r / sum).collect();
     let mut parts: Vec<usize> = quota.iter().map(|q| q.floor() as usize).collect();
     let mut order: Vec<usize> = (0..rates.len()).collect();
-    order.sort_by(|&a, &b| (quota[b] - quota[b].floor()).total_cmp(&(quota[a] - quota[a].floor())).then(a.cmp(&b)));
+    order.sort_by(|&a, &b| {
+        (quota[b] - quota[b].floor()).total_cmp(&(quota[a] - quota[a].floor())).then(a.cmp(&b))
+    });
     let mut left = total - parts.iter().sum::<usize>();
     for &i in order.iter().cycle() {
         if left == 0 {
@@ -150,13 +154,17 @@ pub(crate) fn iterate_slabs<T: Element>(
             .map(|transport| {
                 let r = transport.rank();
                 let owned = starts[r]..starts[r + 1];
-                scope.spawn(move || run_part(plan, grid, owned.clone(), sweeps, blocks, transport).map(|a| (owned.start, a)))
+                scope.spawn(move || {
+                    run_part(plan, grid, owned.clone(), sweeps, blocks, transport).map(|a| (owned.start, a))
+                })
             })
             .collect();
         handles
             .into_iter()
             .enumerate()
-            .map(|(r, h)| h.join().unwrap_or_else(|_| Err(StencilError::Transport(format!("sub-domain {r} panicked")))))
+            .map(|(r, h)| {
+                h.join().unwrap_or_else(|_| Err(StencilError::Transport(format!("sub-domain {r} panicked"))))
+            })
             .collect()
     });
     let mut parts = Vec::with_capacity(results.len());
@@ -218,7 +226,13 @@ fn planes<T: Element>(a: &Array3<T>, from: usize, n: usize) -> Vec<T> {
     a.slice(s![from..from + n, .., ..]).iter().copied().collect()
 }
 
-fn receive<T: Element>(t: &mut ChannelTransport<T>, from: usize, a: &mut Array3<T>, at: usize, n: usize) -> Result<()> {
+fn receive<T: Element>(
+    t: &mut ChannelTransport<T>,
+    from: usize,
+    a: &mut Array3<T>,
+    at: usize,
+    n: usize,
+) -> Result<()> {
     let data = t.recv(from)?;
     let mut dst = a.slice_mut(s![at..at + n, .., ..]);
     if data.len() != dst.len() {

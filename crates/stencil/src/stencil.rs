@@ -45,7 +45,14 @@ pub struct Stencil<T: Element> {
 
 impl<T: Element> Stencil<T> {
     fn of_form(form: Affine, flops: usize) -> Stencil<T> {
-        Stencil { form, scalars: Vec::new(), params: Vec::new(), scalar_values: Vec::new(), param_values: Vec::new(), flops }
+        Stencil {
+            form,
+            scalars: Vec::new(),
+            params: Vec::new(),
+            scalar_values: Vec::new(),
+            param_values: Vec::new(),
+            flops,
+        }
     }
 
     /// The linear stencil `out[i,j,k] = sum of w * in[i+di, j+dj, k+dk]`, terms summed in the
@@ -59,7 +66,9 @@ impl<T: Element> Stencil<T> {
         let mut terms: Vec<([i32; 3], Poly)> = Vec::with_capacity(points.len());
         for (n, (d, w)) in points.iter().enumerate() {
             if d.iter().any(|x| x.abs() > MAX_OFFSET) {
-                return Err(StencilError::Invalid(format!("point {n}: offset {d:?} is beyond the limit of {MAX_OFFSET}")));
+                return Err(StencilError::Invalid(format!(
+                    "point {n}: offset {d:?} is beyond the limit of {MAX_OFFSET}"
+                )));
             }
             if let Some(m) = terms.iter().position(|(o, _)| o == d) {
                 return Err(StencilError::Invalid(format!("point {n}: offset {d:?} repeats point {m}")));
@@ -78,7 +87,8 @@ impl<T: Element> Stencil<T> {
 
     /// Points grouped by weight, the flop count of the factored form (one multiply per group).
     fn grouped(groups: &[(T, Vec<[i32; 3]>)]) -> Stencil<T> {
-        let terms: Vec<_> = groups.iter().flat_map(|(w, ds)| ds.iter().map(|d| (*d, Poly::constant(w.to_f64())))).collect();
+        let terms: Vec<_> =
+            groups.iter().flat_map(|(w, ds)| ds.iter().map(|d| (*d, Poly::constant(w.to_f64())))).collect();
         let flops = terms.len() - 1 + groups.len();
         Stencil::of_form(Affine { terms, bias: Poly::default() }, flops)
     }
@@ -149,7 +159,10 @@ impl<T: Element> Stencil<T> {
     /// scalar.
     pub fn scalar(mut self, name: &str, value: T) -> Result<Stencil<T>> {
         let Some(id) = self.scalars.iter().position(|s| s.name == name) else {
-            return Err(StencilError::Invalid(format!("`{name}` is not a scalar of this stencil{}", list(&self.scalars))));
+            return Err(StencilError::Invalid(format!(
+                "`{name}` is not a scalar of this stencil{}",
+                list(&self.scalars)
+            )));
         };
         self.scalar_values[id] = Some(value);
         Ok(self)
@@ -159,9 +172,13 @@ impl<T: Element> Stencil<T> {
     /// error when there is no such parameter.
     pub fn array(mut self, name: &str, values: Array3<T>) -> Result<Stencil<T>> {
         let Some(id) = self.params.iter().position(|s| s.name == name) else {
-            return Err(StencilError::Invalid(format!("`{name}` is not a parameter array of this stencil{}", list(&self.params))));
+            return Err(StencilError::Invalid(format!(
+                "`{name}` is not a parameter array of this stencil{}",
+                list(&self.params)
+            )));
         };
-        let values = if values.is_standard_layout() { values } else { values.as_standard_layout().into_owned() };
+        let values =
+            if values.is_standard_layout() { values } else { values.as_standard_layout().into_owned() };
         self.param_values[id] = Some(Arc::new(values));
         Ok(self)
     }
@@ -235,8 +252,12 @@ impl<T: Element> Stencil<T> {
         }
         let blocks = config.blocks.unwrap_or_else(|| crate::tuning::cpu_blocks_for(self, field.shape()));
         match config.target {
-            Target::Sequential => ping_pong(&plan, field, sweeps, |p, src, planes, out| sweep_reference(p, src, planes, out)),
-            Target::Cpu => ping_pong(&plan, field, sweeps, |p, src, planes, out| sweep_blocked(p, src, planes, out, blocks, true)),
+            Target::Sequential => {
+                ping_pong(&plan, field, sweeps, |p, src, planes, out| sweep_reference(p, src, planes, out))
+            }
+            Target::Cpu => ping_pong(&plan, field, sweeps, |p, src, planes, out| {
+                sweep_blocked(p, src, planes, out, blocks, true)
+            }),
             Target::Slabs(parts) => {
                 if parts == 0 {
                     return Err(StencilError::Config("slabs(0): at least one part is needed".into()));
@@ -253,9 +274,9 @@ impl<T: Element> Stencil<T> {
             }
             Target::Gpu => crate::gpu::iterate(self, &plan, field, sweeps, config.gpu),
             Target::Auto => match crate::gpu::iterate(self, &plan, field, sweeps, config.gpu) {
-                Err(e) if e.is_no_gpu() => {
-                    ping_pong(&plan, field, sweeps, |p, src, planes, out| sweep_blocked(p, src, planes, out, blocks, true))
-                }
+                Err(e) if e.is_no_gpu() => ping_pong(&plan, field, sweeps, |p, src, planes, out| {
+                    sweep_blocked(p, src, planes, out, blocks, true)
+                }),
                 other => other,
             },
         }
@@ -310,7 +331,10 @@ fn list(symbols: &[Symbol]) -> String {
     if symbols.is_empty() {
         " (it has none)".into()
     } else {
-        format!(" (it has {})", symbols.iter().map(|s| format!("`{}`", s.name)).collect::<Vec<_>>().join(", "))
+        format!(
+            " (it has {})",
+            symbols.iter().map(|s| format!("`{}`", s.name)).collect::<Vec<_>>().join(", ")
+        )
     }
 }
 

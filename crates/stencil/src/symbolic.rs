@@ -87,10 +87,7 @@ impl Affine {
     }
 
     fn scale(&self, p: &Poly) -> Affine {
-        Affine {
-            terms: self.terms.iter().map(|(o, q)| (*o, q.mul(p))).collect(),
-            bias: self.bias.mul(p),
-        }
+        Affine { terms: self.terms.iter().map(|(o, q)| (*o, q.mul(p))).collect(), bias: self.bias.mul(p) }
     }
 }
 
@@ -125,14 +122,19 @@ pub(crate) fn lower(spec: &str) -> Result<Lowered> {
         return Err(error_at(spec, last.pos, "the last statement must be the result `name[i][j][k] = ...`"));
     }
     let input = find_input(spec, &stmts)?;
-    let mut cx = Lowering { spec, input: &input, env: HashMap::new(), scalars: Vec::new(), params: Vec::new() };
+    let mut cx =
+        Lowering { spec, input: &input, env: HashMap::new(), scalars: Vec::new(), params: Vec::new() };
     let mut flops = 0;
     for s in &stmts {
         flops += count_ops(&s.expr);
         let v = cx.eval(&s.expr)?;
         if s.is_output {
             if v.terms.is_empty() {
-                return Err(error_at(spec, s.pos, format!("the result does not depend on the input `{input}`")));
+                return Err(error_at(
+                    spec,
+                    s.pos,
+                    format!("the result does not depend on the input `{input}`"),
+                ));
             }
             let Lowering { scalars, params, .. } = cx;
             return Ok(Lowered { form: v, scalars, params, input, output: s.target.clone(), flops });
@@ -226,7 +228,11 @@ impl Lowering<'_> {
                 Some(v) => v.clone(),
                 None => {
                     if name == self.input || self.params.iter().any(|p| &p.name == name) {
-                        return Err(error_at(self.spec, *pos, format!("array `{name}` needs indices `[i][j][k]`")));
+                        return Err(error_at(
+                            self.spec,
+                            *pos,
+                            format!("array `{name}` needs indices `[i][j][k]`"),
+                        ));
                     }
                     let id = intern(&mut self.scalars, name, *pos);
                     Affine { terms: Vec::new(), bias: Poly::sym(Sym::Scalar(id)) }
@@ -256,7 +262,10 @@ impl Lowering<'_> {
                             return Err(error_at(
                                 self.spec,
                                 *pos,
-                                format!("product of two terms in the input `{}`: a stencil is linear in its input", self.input),
+                                format!(
+                                    "product of two terms in the input `{}`: a stencil is linear in its input",
+                                    self.input
+                                ),
                             ));
                         }
                     },
@@ -295,7 +304,10 @@ mod tests {
 
     #[test]
     fn parameters_and_like_terms() {
-        let l = lower("s = w[i][j][k] * (u[i+1][j][k] - u[i][j][k]) + 3; out[i][j][k] = s + 2*w[i][j][k]*u[i+1][j][k]").unwrap();
+        let l = lower(
+            "s = w[i][j][k] * (u[i+1][j][k] - u[i][j][k]) + 3; out[i][j][k] = s + 2*w[i][j][k]*u[i+1][j][k]",
+        )
+        .unwrap();
         assert_eq!(l.params.len(), 1);
         let plus = &l.form.terms.iter().find(|(o, _)| *o == [1, 0, 0]).unwrap().1;
         assert_eq!(plus.0, vec![Mono { coef: 3.0, syms: vec![Sym::Param(0)] }]);

@@ -5,8 +5,8 @@
 use std::time::Instant;
 
 use hetero_sched::tune::{
-    Bench, CacheKey, Clock, Config as TuneConfig, Constraint, CpuClock, Fingerprint, Kernel, Measured, Measurement,
-    Objective, Outcome, Param, Space, Strategy, TuningCache, Value, dispatch, size_bucket,
+    Bench, CacheKey, Clock, Config as TuneConfig, Constraint, CpuClock, Fingerprint, Kernel, Measured,
+    Measurement, Objective, Outcome, Param, Space, Strategy, TuningCache, Value, dispatch, size_bucket,
 };
 use ndarray::Array3;
 
@@ -27,7 +27,13 @@ pub const SIZE_Y: std::ops::RangeInclusive<i64> = 2..=16;
 /// same sets dividing them, `read_only` on or off; pruned to at most `max_threads` threads and
 /// `shared_limit` bytes of shared memory per block. Unpruned (limits of `i64::MAX`) it has 544
 /// points; with a 512-thread cap, 516.
-pub fn gpu_space(halo: [usize; 3], corners: bool, element_bytes: usize, max_threads: i64, shared_limit: u64) -> Result<Space> {
+pub fn gpu_space(
+    halo: [usize; 3],
+    corners: bool,
+    element_bytes: usize,
+    max_threads: i64,
+    shared_limit: u64,
+) -> Result<Space> {
     let ys: Vec<i64> = SIZE_Y.collect();
     let shared = move |c: &hetero_sched::tune::ConfigView<'_>| {
         let p = GpuParams {
@@ -83,11 +89,17 @@ pub fn cpu_space() -> Result<Space> {
 }
 
 fn cpu_blocks_of(c: &TuneConfig) -> Option<CpuBlocks> {
-    Some(CpuBlocks { i_block: usize::try_from(c.int("i_block")?).ok()?, j_block: usize::try_from(c.int("j_block")?).ok()? })
+    Some(CpuBlocks {
+        i_block: usize::try_from(c.int("i_block")?).ok()?,
+        j_block: usize::try_from(c.int("j_block")?).ok()?,
+    })
 }
 
 fn cpu_config_of(b: &CpuBlocks) -> TuneConfig {
-    TuneConfig::new(vec![("i_block".into(), Value::Int(b.i_block as i64)), ("j_block".into(), Value::Int(b.j_block as i64))])
+    TuneConfig::new(vec![
+        ("i_block".into(), Value::Int(b.i_block as i64)),
+        ("j_block".into(), Value::Int(b.j_block as i64)),
+    ])
 }
 
 /// The tuning-cache kernel name of a stencil on a target: its points and halo, and a hash of
@@ -135,13 +147,23 @@ fn device_space<T: Element>(gpu: &cuda_kernels::Gpu, s: &Stencil<T>) -> Result<S
 
 /// The tuned GPU parameters of `s` for grids of `shape` on `gpu`, else the default (or, when
 /// the default does not fit the device, the smallest tile).
-pub(crate) fn gpu_params_for<T: Element>(gpu: &cuda_kernels::Gpu, s: &Stencil<T>, shape: [usize; 3]) -> GpuParams {
+pub(crate) fn gpu_params_for<T: Element>(
+    gpu: &cuda_kernels::Gpu,
+    s: &Stencil<T>,
+    shape: [usize; 3],
+) -> GpuParams {
     let n: usize = shape.iter().product();
     let fallback = || {
         let d = GpuParams::default();
         let p = gpu.props();
         let fits = d
-            .check(s.halo(), s.has_corners(), std::mem::size_of::<T>(), p.max_threads_per_block, STATIC_SHARED_LIMIT.min(p.shared_per_block))
+            .check(
+                s.halo(),
+                s.has_corners(),
+                std::mem::size_of::<T>(),
+                p.max_threads_per_block,
+                STATIC_SHARED_LIMIT.min(p.shared_per_block),
+            )
             .is_ok();
         if fits { d } else { GpuParams { size_x: 16, size_y: 2, dim_x: 16, dim_y: 2, read_only: false } }
     };
@@ -234,12 +256,20 @@ fn search<K: Kernel, C: Clock>(
     Ok((log, t0.elapsed().as_secs_f64()))
 }
 
-fn report(kernel: String, space: &Space, log: &[Measured], default: &TuneConfig, default_ms: f64, seconds: f64) -> TuneReport {
+fn report(
+    kernel: String,
+    space: &Space,
+    log: &[Measured],
+    default: &TuneConfig,
+    default_ms: f64,
+    seconds: f64,
+) -> TuneReport {
     let best = log
         .iter()
         .filter_map(|m| m.outcome.time().map(|t| (t, &m.config)))
         .min_by(|a, b| a.0.total_cmp(&b.0));
-    let default_ms = log.iter().find(|m| &m.config == default).and_then(|m| m.outcome.time()).unwrap_or(default_ms);
+    let default_ms =
+        log.iter().find(|m| &m.config == default).and_then(|m| m.outcome.time()).unwrap_or(default_ms);
     TuneReport {
         kernel,
         space_size: space.product() as u64,
@@ -311,7 +341,12 @@ pub fn tune_gpu<T: Element>(
     let name = kernel_name("gpu", s);
     let mut r = report(name.clone(), &space, &log, &default, f64::NAN, seconds);
     if let Some(cache) = opts.cache {
-        let key = CacheKey::new(&name, &gpu_fingerprint(gpu), T::NAME, &size_bucket(shape.iter().product::<usize>() as u64));
+        let key = CacheKey::new(
+            &name,
+            &gpu_fingerprint(gpu),
+            T::NAME,
+            &size_bucket(shape.iter().product::<usize>() as u64),
+        );
         r.stored = Some(cache.store(&key, &space, &log)?);
     }
     Ok(r)
@@ -334,7 +369,9 @@ impl<T: Element> Kernel for CpuKernel<'_, T> {
     }
 
     fn run(&mut self) -> std::result::Result<Array3<T>, String> {
-        self.stencil.apply(self.field.view(), &Config::cpu().with_cpu_blocks(self.blocks)).map_err(|e| e.to_string())
+        self.stencil
+            .apply(self.field.view(), &Config::cpu().with_cpu_blocks(self.blocks))
+            .map_err(|e| e.to_string())
     }
 
     fn verify(&mut self, out: &Array3<T>) -> std::result::Result<(), String> {
@@ -357,7 +394,12 @@ pub fn tune_cpu<T: Element>(
     let name = kernel_name("cpu", s);
     let mut r = report(name.clone(), &space, &log, &cpu_config_of(&CpuBlocks::default()), f64::NAN, seconds);
     if let Some(cache) = opts.cache {
-        let key = CacheKey::new(&name, &Fingerprint::cpu(), T::NAME, &size_bucket(shape.iter().product::<usize>() as u64));
+        let key = CacheKey::new(
+            &name,
+            &Fingerprint::cpu(),
+            T::NAME,
+            &size_bucket(shape.iter().product::<usize>() as u64),
+        );
         r.stored = Some(cache.store(&key, &space, &log)?);
     }
     Ok(r)

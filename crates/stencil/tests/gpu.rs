@@ -8,7 +8,9 @@ use ndarray::Array3;
 use stencil::{Config, GpuParams, Himeno, Stencil};
 
 fn field<T: stencil::Element>(shape: (usize, usize, usize)) -> Array3<T> {
-    Array3::from_shape_fn(shape, |(i, j, k)| T::from_f64(((i * 73 + j * 151 + k * 37) * 2_654_435_761 % 16) as f64))
+    Array3::from_shape_fn(shape, |(i, j, k)| {
+        T::from_f64(((i * 73 + j * 151 + k * 37) * 2_654_435_761 % 16) as f64)
+    })
 }
 
 fn params(sx: u32, sy: u32, dx: u32, dy: u32, read_only: bool) -> GpuParams {
@@ -61,12 +63,14 @@ fn parameter_arrays_on_the_gpu() {
     }
     let shape = (5, 9, 18);
     let w = Array3::from_shape_fn(shape, |(i, j, k)| 0.25 * ((i + 2 * j + k) % 4) as f64);
-    let s = Stencil::<f64>::parse("out[i][j][k] = w[i][j][k] * (u[i+1][j][k] + u[i][j][k-1]) + 0.5 * u[i][j][k] + b")
-        .unwrap()
-        .array("w", w)
-        .unwrap()
-        .scalar("b", 1.5)
-        .unwrap();
+    let s = Stencil::<f64>::parse(
+        "out[i][j][k] = w[i][j][k] * (u[i+1][j][k] + u[i][j][k-1]) + 0.5 * u[i][j][k] + b",
+    )
+    .unwrap()
+    .array("w", w)
+    .unwrap()
+    .scalar("b", 1.5)
+    .unwrap();
     check(&s, shape, 2, &[params(16, 2, 16, 2, true)]);
 }
 
@@ -80,7 +84,8 @@ fn gpu_configuration_errors() {
     assert!(s.apply(u.view(), &Config::gpu().with_gpu_params(params(16, 3, 16, 2, false))).is_err());
     // Nine planes of 72 x 24 doubles in shared memory: beyond the 48 KiB a kernel may declare.
     let wide = Stencil::<f64>::from_points(&[([0, 0, 0], 0.5), ([4, 4, 4], 0.5)]).unwrap();
-    let e = wide.apply(field::<f64>((9, 9, 9)).view(), &Config::gpu().with_gpu_params(params(64, 16, 64, 16, false)));
+    let e = wide
+        .apply(field::<f64>((9, 9, 9)).view(), &Config::gpu().with_gpu_params(params(64, 16, 64, 16, false)));
     assert!(e.unwrap_err().to_string().contains("shared memory"));
     // The default parameters, and auto, which picks the GPU here.
     let want = s.apply(u.view(), &Config::sequential()).unwrap();

@@ -9,7 +9,10 @@ use stencil::{Config, CpuBlocks, Element, Stencil};
 fn cpu_configs() -> Vec<(String, Config)> {
     let mut v = vec![("sequential".to_string(), Config::sequential()), ("cpu".into(), Config::cpu())];
     for (ib, jb) in [(1, 1), (3, 5), (16, 256)] {
-        v.push((format!("cpu {ib}x{jb}"), Config::cpu().with_cpu_blocks(CpuBlocks { i_block: ib, j_block: jb })));
+        v.push((
+            format!("cpu {ib}x{jb}"),
+            Config::cpu().with_cpu_blocks(CpuBlocks { i_block: ib, j_block: jb }),
+        ));
     }
     for parts in 1..=4 {
         v.push((format!("slabs({parts})"), Config::slabs(parts)));
@@ -28,7 +31,8 @@ fn naive<T: Element>(points: &[([i32; 3], f64)], u: &Array3<T>) -> Array3<T> {
             for k in h2..n2 - h2 {
                 let mut acc = 0.0;
                 for (d, w) in points {
-                    let at = [(i as i32 + d[0]) as usize, (j as i32 + d[1]) as usize, (k as i32 + d[2]) as usize];
+                    let at =
+                        [(i as i32 + d[0]) as usize, (j as i32 + d[1]) as usize, (k as i32 + d[2]) as usize];
                     acc += w * u[at].to_f64();
                 }
                 out[[i, j, k]] = T::from_f64(acc);
@@ -67,13 +71,22 @@ fn check_polynomials<T: Element>() {
             (Stencil::seven_point(f(-6.0), f(1.0)), &quad, Box::new(|_| 6.0)),
             (Stencil::seven_point(f(-6.0), f(1.0)), &linear, Box::new(|_| 0.0)),
             (Stencil::thirteen_point(f(-90.0), f(16.0), f(-1.0)), &quad, Box::new(|_| 72.0)),
-            (Stencil::thirteen_point(f(-90.0), f(16.0), f(-1.0)), &quartic, Box::new(move |p| 144.0 * c(p[0], shape.0).powi(2))),
+            (
+                Stencil::thirteen_point(f(-90.0), f(16.0), f(-1.0)),
+                &quartic,
+                Box::new(move |p| 144.0 * c(p[0], shape.0).powi(2)),
+            ),
             (Stencil::twenty_seven_point(f(-26.0), f(1.0), f(1.0), f(1.0)), &quad, Box::new(|_| 54.0)),
             // p0 = -(6 p1 + 12 p2 + 8 p3) gives 6 p1 + 24 p2 + 24 p3.
-            (Stencil::twenty_seven_point(f(-(12.0 + 12.0 * 3.0 + 8.0 * 5.0)), f(2.0), f(3.0), f(5.0)), &quad, Box::new(|_| 12.0 + 72.0 + 120.0)),
+            (
+                Stencil::twenty_seven_point(f(-(12.0 + 12.0 * 3.0 + 8.0 * 5.0)), f(2.0), f(3.0), f(5.0)),
+                &quad,
+                Box::new(|_| 12.0 + 72.0 + 120.0),
+            ),
         ];
         for (n, (s, u, want)) in cases.iter().enumerate() {
-            if shape.0 < 2 * s.halo()[0] + 1 || shape.1 < 2 * s.halo()[1] + 1 || shape.2 < 2 * s.halo()[2] + 1 {
+            if shape.0 < 2 * s.halo()[0] + 1 || shape.1 < 2 * s.halo()[1] + 1 || shape.2 < 2 * s.halo()[2] + 1
+            {
                 continue;
             }
             for (name, cfg) in cpu_configs() {
@@ -107,7 +120,9 @@ fn polynomial_fields_give_exact_values_f64() {
 
 /// Integers in [0, 15] from a hash: dyadic weights keep every intermediate exact.
 fn dyadic_field<T: Element>(shape: (usize, usize, usize), seed: usize) -> Array3<T> {
-    Array3::from_shape_fn(shape, |(i, j, k)| T::from_f64(((i * 73 + j * 151 + k * 37 + seed * 11) * 2_654_435_761 % 16) as f64))
+    Array3::from_shape_fn(shape, |(i, j, k)| {
+        T::from_f64(((i * 73 + j * 151 + k * 37 + seed * 11) * 2_654_435_761 % 16) as f64)
+    })
 }
 
 fn seven_dyadic() -> Vec<([i32; 3], f64)> {
@@ -154,7 +169,9 @@ fn check_dyadic<T: Element>(points: &[([i32; 3], f64)], s: &Stencil<T>, sweeps: 
             match s.iterate(&mut u, sweeps, &cfg) {
                 Ok(()) => assert!(u == want, "{} {name} {shape:?}: differs from the plain loop", T::NAME),
                 // Only slabs may refuse: more parts than planes.
-                Err(e) => assert!(name.starts_with("slabs") && e.to_string().contains("parts"), "{name}: {e}"),
+                Err(e) => {
+                    assert!(name.starts_with("slabs") && e.to_string().contains("parts"), "{name}: {e}")
+                }
             }
         }
     }
@@ -164,7 +181,11 @@ fn check_dyadic<T: Element>(points: &[([i32; 3], f64)], s: &Stencil<T>, sweeps: 
 fn dyadic_sweeps_agree_bitwise_across_configurations() {
     let p7 = seven_dyadic();
     let pts7: Vec<([i32; 3], f64)> = p7.clone();
-    check_dyadic::<f64>(&pts7, &Stencil::from_points(&pts7.iter().map(|(d, w)| (*d, *w)).collect::<Vec<_>>()).unwrap(), 15);
+    check_dyadic::<f64>(
+        &pts7,
+        &Stencil::from_points(&pts7.iter().map(|(d, w)| (*d, *w)).collect::<Vec<_>>()).unwrap(),
+        15,
+    );
     check_dyadic::<f32>(&pts7, &Stencil::seven_point(0.25, 0.125), 5);
     let p27 = twenty_seven_dyadic();
     check_dyadic::<f64>(&p27, &Stencil::twenty_seven_point(0.5, 1.0 / 32.0, 1.0 / 64.0, 1.0 / 64.0), 7);
@@ -207,9 +228,18 @@ fn features_of_the_thesis_stencils() {
     let s7 = Stencil::<f32>::seven_point(1.0, 2.0);
     let s13 = Stencil::<f32>::thirteen_point(1.0, 2.0, 3.0);
     let s27 = Stencil::<f64>::twenty_seven_point(1.0, 2.0, 3.0, 4.0);
-    assert_eq!((s7.halo(), s7.num_points(), s7.has_corners(), s7.flops_per_point()), ([1, 1, 1], 7, false, 8));
-    assert_eq!((s13.halo(), s13.num_points(), s13.has_corners(), s13.flops_per_point()), ([2, 2, 2], 13, false, 15));
-    assert_eq!((s27.halo(), s27.num_points(), s27.has_corners(), s27.flops_per_point()), ([1, 1, 1], 27, true, 30));
+    assert_eq!(
+        (s7.halo(), s7.num_points(), s7.has_corners(), s7.flops_per_point()),
+        ([1, 1, 1], 7, false, 8)
+    );
+    assert_eq!(
+        (s13.halo(), s13.num_points(), s13.has_corners(), s13.flops_per_point()),
+        ([2, 2, 2], 13, false, 15)
+    );
+    assert_eq!(
+        (s27.halo(), s27.num_points(), s27.has_corners(), s27.flops_per_point()),
+        ([1, 1, 1], 27, true, 30)
+    );
 }
 
 #[test]

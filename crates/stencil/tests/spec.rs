@@ -4,10 +4,12 @@
 use ndarray::Array3;
 use stencil::{Config, Stencil, StencilError};
 
-const SEVEN: &str = "tmp = (u[i+1][j][k]+u[i-1][j][k]+u[i][j+1][k]+u[i][j-1][k]+u[i][j][k+1]+u[i][j][k-1])*beta;
+const SEVEN: &str =
+    "tmp = (u[i+1][j][k]+u[i-1][j][k]+u[i][j+1][k]+u[i][j-1][k]+u[i][j][k+1]+u[i][j][k-1])*beta;
                      u1[i][j][k] = tmp + alpha*u[i][j][k]";
 
-const THIRTEEN: &str = "tmp = coef1*(u[i+1][j][k]+u[i-1][j][k]+u[i][j+1][k]+u[i][j-1][k]+u[i][j][k+1]+u[i][j][k-1]);
+const THIRTEEN: &str =
+    "tmp = coef1*(u[i+1][j][k]+u[i-1][j][k]+u[i][j+1][k]+u[i][j-1][k]+u[i][j][k+1]+u[i][j][k-1]);
     tmp += coef2*(u[i+2][j][k]+u[i-2][j][k]+u[i][j+2][k]+u[i][j-2][k]+u[i][j][k+2]+u[i][j][k-2]);
     u1[i][j][k] = tmp + coef0*u[i][j][k]";
 
@@ -17,7 +19,8 @@ fn field(shape: (usize, usize, usize)) -> Array3<f64> {
 
 #[test]
 fn table_4_1_formulas_match_the_built_stencils() {
-    let s = Stencil::<f64>::parse(SEVEN).unwrap().scalar("alpha", 0.25).unwrap().scalar("beta", 0.125).unwrap();
+    let s =
+        Stencil::<f64>::parse(SEVEN).unwrap().scalar("alpha", 0.25).unwrap().scalar("beta", 0.125).unwrap();
     assert_eq!((s.num_points(), s.flops_per_point(), s.has_corners(), s.halo()), (7, 8, false, [1, 1, 1]));
     let u = field((6, 7, 9));
     let built = Stencil::<f64>::seven_point(0.25, 0.125);
@@ -34,7 +37,9 @@ fn table_4_1_formulas_match_the_built_stencils() {
         .unwrap();
     assert_eq!((s.num_points(), s.flops_per_point(), s.halo()), (13, 15, [2, 2, 2]));
     let built = Stencil::<f64>::thirteen_point(0.5, 0.0625, 0.015625);
-    assert!(s.apply(u.view(), &Config::cpu()).unwrap() == built.apply(u.view(), &Config::sequential()).unwrap());
+    assert!(
+        s.apply(u.view(), &Config::cpu()).unwrap() == built.apply(u.view(), &Config::sequential()).unwrap()
+    );
 }
 
 #[test]
@@ -113,7 +118,10 @@ fn unbound_and_unknown_symbols_are_errors() {
     let s = s.scalar("alpha", 1.0).unwrap();
     let u = Array3::<f32>::zeros((3, 3, 3));
     let e = s.apply(u.view(), &Config::cpu()).unwrap_err();
-    assert!(matches!(&e, StencilError::Unbound { name, position, .. } if name == "beta" && Some(*position) == SEVEN.find("beta")), "{e}");
+    assert!(
+        matches!(&e, StencilError::Unbound { name, position, .. } if name == "beta" && Some(*position) == SEVEN.find("beta")),
+        "{e}"
+    );
     let p = Stencil::<f32>::parse("out[i][j][k] = w[i][j][k] * u[i+1][j][k]").unwrap();
     let e = p.clone().apply(u.view(), &Config::cpu()).unwrap_err().to_string();
     assert!(e.contains("parameter array `w`"), "{e}");

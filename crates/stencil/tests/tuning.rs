@@ -72,12 +72,15 @@ fn exhaustive_search_finds_the_global_optimum_past_a_local_one() {
     let space = gpu_space([1, 1, 1], false, 4, 1024, 48 * 1024).unwrap();
     let cost = |p: &GpuParams| {
         let local = ((p.dim_x as f64 - 64.0).abs() + (p.dim_y as f64 - 4.0).abs() * 8.0) + 10.0;
-        let global = (p.dim_x as f64 - 32.0).abs() + (p.dim_y as f64 - 8.0).abs() * 8.0 + (p.size_x as f64 - 64.0).abs();
+        let global = (p.dim_x as f64 - 32.0).abs()
+            + (p.dim_y as f64 - 8.0).abs() * 8.0
+            + (p.size_x as f64 - 64.0).abs();
         local.min(global) + if p.read_only { 0.5 } else { 0.0 }
     };
     let mut objective = |pt: &[u32]| Outcome::Time(cost(&gpu_params_of(&space.config(pt)).unwrap()));
     let mut brute = strategy::by_name("brute_force").unwrap();
-    let r = hetero_sched::tune::run(brute.as_mut(), &space, &mut objective, Budget::evals(u64::MAX), 1).unwrap();
+    let r =
+        hetero_sched::tune::run(brute.as_mut(), &space, &mut objective, Budget::evals(u64::MAX), 1).unwrap();
     let (best, t) = r.best.unwrap();
     let p = gpu_params_of(&space.config(&best)).unwrap();
     assert_eq!((p.size_x, p.dim_x, p.dim_y, p.read_only, t), (64, 32, 8, false, 0.0));

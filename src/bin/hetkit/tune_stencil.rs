@@ -102,15 +102,17 @@ fn run_typed<T: Element>(o: &Options) -> Result<(), Error> {
                     }
                     Err(e) => return Err(e.into()),
                 };
-                pb.set_length(hetkit::stencil::tuning::gpu_space(
-                    s.halo(),
-                    s.has_corners(),
-                    std::mem::size_of::<T>(),
-                    gpu.props().max_threads_per_block.into(),
-                    hetkit::stencil::STATIC_SHARED_LIMIT.min(gpu.props().shared_per_block) as u64,
-                )?
-                .count_valid()
-                .min(o.budget));
+                pb.set_length(
+                    hetkit::stencil::tuning::gpu_space(
+                        s.halo(),
+                        s.has_corners(),
+                        std::mem::size_of::<T>(),
+                        gpu.props().max_threads_per_block.into(),
+                        hetkit::stencil::STATIC_SHARED_LIMIT.min(gpu.props().shared_per_block) as u64,
+                    )?
+                    .count_valid()
+                    .min(o.budget),
+                );
                 tune_gpu(&gpu, &s, shape, opts, &mut |n| pb.set_position(n as u64))?
             }
         };
@@ -123,7 +125,10 @@ fn run_typed<T: Element>(o: &Options) -> Result<(), Error> {
 fn print_report(target: &str, r: &TuneReport, _points: usize, shape: [usize; 3]) {
     let n: usize = shape.iter().product();
     let best = r.best.as_ref().map_or_else(|| "none".into(), |c| c.key());
-    println!("{target}: {} of {} configurations valid after pruning, {} timed in {:.1} s", r.valid, r.space_size, r.evaluated, r.seconds);
+    println!(
+        "{target}: {} of {} configurations valid after pruning, {} timed in {:.1} s",
+        r.valid, r.space_size, r.evaluated, r.seconds
+    );
     println!(
         "  best {best}: {:.3} ms/sweep ({:.0} Mpoints/s); default {:.3} ms ({:.2}x)",
         r.best_ms,

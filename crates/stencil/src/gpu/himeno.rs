@@ -55,7 +55,11 @@ extern \"C\" __global__ void __launch_bounds__({threads}) himeno_sweep(const T* 
 }
 
 /// `iterations` on GPU 0: the last `gosa`, the seconds, and the final pressure.
-pub(crate) fn himeno<T: Element>(h: &Himeno<T>, iterations: usize, _params: Option<GpuParams>) -> Result<(f64, f64, Array3<T>)> {
+pub(crate) fn himeno<T: Element>(
+    h: &Himeno<T>,
+    iterations: usize,
+    _params: Option<GpuParams>,
+) -> Result<(f64, f64, Array3<T>)> {
     let gpu = device()?;
     let [imax, jmax, kmax] = h.dims();
     let n = imax * jmax * kmax;
@@ -70,7 +74,11 @@ pub(crate) fn himeno<T: Element>(h: &Himeno<T>, iterations: usize, _params: Opti
     let mut p = gpu.upload(p0)?;
     let mut wrk2 = gpu.upload(p0)?;
     let cfg = LaunchConfig {
-        grid_dim: ((kmax - 2).div_ceil(BX as usize) as u32, (jmax - 2).div_ceil(BY as usize) as u32, (imax - 2) as u32),
+        grid_dim: (
+            (kmax - 2).div_ceil(BX as usize) as u32,
+            (jmax - 2).div_ceil(BY as usize) as u32,
+            (imax - 2) as u32,
+        ),
         block_dim: (BX, BY, 1),
         shared_mem_bytes: 0,
     };
@@ -87,7 +95,15 @@ pub(crate) fn himeno<T: Element>(h: &Himeno<T>, iterations: usize, _params: Opti
         // per block; threads outside the interior only write their block's partial.
         unsafe {
             gpu.launch(&kernel, cfg, |args| {
-                args.arg(&p).arg(&mut wrk2).arg(&co).arg(&nn).arg(&omega).arg(&im).arg(&jm).arg(&km).arg(&mut partial);
+                args.arg(&p)
+                    .arg(&mut wrk2)
+                    .arg(&co)
+                    .arg(&nn)
+                    .arg(&omega)
+                    .arg(&im)
+                    .arg(&jm)
+                    .arg(&km)
+                    .arg(&mut partial);
             })?;
         }
         std::mem::swap(&mut p, &mut wrk2);

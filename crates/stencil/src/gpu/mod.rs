@@ -55,7 +55,14 @@ impl GpuParams {
 
     /// An error unless the dimensions divide the sizes, nothing is zero, the block has at most
     /// `max_threads` threads and the shared memory fits in `shared_limit` bytes.
-    pub fn check(&self, halo: [usize; 3], corners: bool, element_bytes: usize, max_threads: u32, shared_limit: usize) -> Result<()> {
+    pub fn check(
+        &self,
+        halo: [usize; 3],
+        corners: bool,
+        element_bytes: usize,
+        max_threads: u32,
+        shared_limit: usize,
+    ) -> Result<()> {
         let bad = |why: String| Err(StencilError::Config(format!("GPU parameters {self:?}: {why}")));
         if self.size_x == 0 || self.size_y == 0 || self.dim_x == 0 || self.dim_y == 0 {
             return bad("sizes and dimensions must be positive".into());
@@ -80,7 +87,9 @@ pub(crate) fn device() -> Result<Gpu> {
     match GPU.get_or_init(|| Gpu::new(0).ok()) {
         Some(g) => Ok(g.clone()),
         // Ask again for the reason (cheap when there is no driver).
-        None => Err(Gpu::new(0).err().map_or_else(|| StencilError::Config("GPU 0 was unavailable".into()), Into::into)),
+        None => Err(Gpu::new(0)
+            .err()
+            .map_or_else(|| StencilError::Config("GPU 0 was unavailable".into()), Into::into)),
     }
 }
 
@@ -137,10 +146,21 @@ pub(crate) struct DevicePlan<T: cuda_kernels::GpuScalar> {
 impl<T: Element> DevicePlan<T> {
     /// Compiles the kernel for `plan` and `params` and uploads `field` (twice: the boundary
     /// layer must be in both buffers) and the coefficients.
-    pub(crate) fn new(gpu: &Gpu, plan: &Plan<T>, field: &Array3<T>, params: GpuParams) -> Result<DevicePlan<T>> {
+    pub(crate) fn new(
+        gpu: &Gpu,
+        plan: &Plan<T>,
+        field: &Array3<T>,
+        params: GpuParams,
+    ) -> Result<DevicePlan<T>> {
         let shape = Shape::of(plan);
         let props = gpu.props();
-        params.check(plan.halo, shape.corners, std::mem::size_of::<T>(), props.max_threads_per_block, STATIC_SHARED_LIMIT.min(props.shared_per_block))?;
+        params.check(
+            plan.halo,
+            shape.corners,
+            std::mem::size_of::<T>(),
+            props.max_threads_per_block,
+            STATIC_SHARED_LIMIT.min(props.shared_per_block),
+        )?;
         let kernel = compile::<T>(gpu, &shape, &params)?;
         let layout = Layout::new(plan.shape, plan.halo[2]);
         let mut host = Vec::new();
@@ -226,7 +246,11 @@ fn fnv(s: &str) -> u64 {
 }
 
 /// The generated source of `stencil` for `params` (to inspect or count resources).
-pub fn generated_source<T: Element>(stencil: &Stencil<T>, shape: [usize; 3], params: &GpuParams) -> Result<String> {
+pub fn generated_source<T: Element>(
+    stencil: &Stencil<T>,
+    shape: [usize; 3],
+    params: &GpuParams,
+) -> Result<String> {
     let plan = stencil.plan(&shape)?;
     Ok(codegen::source::<T>(&Shape::of(&plan), params))
 }
