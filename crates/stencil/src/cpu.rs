@@ -161,6 +161,9 @@ fn compute_row<T: Element>(
     global: usize,
     out: &mut [T],
 ) {
+    if let Some(uniform) = &plan.uniform {
+        return uniform_row(uniform, src, local, out);
+    }
     let len = out.len();
     for (m, (d, c)) in flat.iter().zip(&plan.coefs).enumerate() {
         let at = (local as isize + d) as usize;
@@ -184,4 +187,53 @@ fn compute_row<T: Element>(
         }
         None => {}
     }
+}
+
+/// Bytes of a row segment kept in vector registers across all terms: eight AVX2 registers.
+const CHUNK_BYTES: usize = 256;
+
+/// The linear, constant-coefficient case: segments of the row accumulate every term in
+/// registers and are stored once (no pass over the output per term).
+#[inline(always)]
+fn uniform_row<T: Element>(terms: &[(isize, T)], src: &[T], local: usize, out: &mut [T]) {
+    match std::mem::size_of::<T>() {
+        4 => chunked::<T, { CHUNK_BYTES / 4 }>(terms, src, local, out),
+        _ => chunked::<T, { CHUNK_BYTES / 8 }>(terms, src, local, out),
+    }
+}
+
+#[inline(always)]
+fn chunked<T: Element, const W: usize>(terms: &[(isize, T)], src: &[T], local: usize, out: &mut [T]) {
+    let mut q = 0;
+    let mut chunks = out.chunks_exact_mut(W);
+    for o in &mut chunks {
+        let o: &mut [T; W] = o.try_into().expect("W elements");
+        accumulate::<T, W>(terms, src, local + q, o);
+        q += W;
+    }
+    for (r, o) in chunks.into_remainder().iter_mut().enumerate() {
+        let mut one = [T::ZERO; 1];
+        accumulate::<T, 1>(terms, src, local + q + r, &mut one);
+        *o = one[0];
+    }
+}
+
+/// `W` consecutive points, term by term in the plan's order.
+#[inline(always)]
+fn accumulate<T: Element, const W: usize>(terms: &[(isize, T)], src: &[T], at: usize, out: &mut [T; W]) {
+    let Some(((d0, c0), rest)) = terms.split_first() else { return };
+    let base = (at as isize + d0) as usize;
+    let x: &[T; W] = src[base..base + W].try_into().expect("W elements");
+    let mut acc = [T::ZERO; W];
+    for w in 0..W {
+        acc[w] = *c0 * x[w];
+    }
+    for (d, c) in rest {
+        let base = (at as isize + d) as usize;
+        let x: &[T; W] = src[base..base + W].try_into().expect("W elements");
+        for w in 0..W {
+            acc[w] += *c * x[w];
+        }
+    }
+    *out = acc;
 }

@@ -36,6 +36,9 @@ pub(crate) struct Plan<T> {
     pub(crate) bias: Option<Coef<T>>,
     pub(crate) halo: [usize; 3],
     pub(crate) shape: [usize; 3],
+    /// `(flat offset, coefficient)` per term when every coefficient is uniform and there is no
+    /// bias: the CPU's register-blocked fast path.
+    pub(crate) uniform: Option<Vec<(isize, T)>>,
 }
 
 impl<T: Element> Plan<T> {

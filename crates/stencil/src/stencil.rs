@@ -315,7 +315,20 @@ impl<T: Element> Stencil<T> {
         let coefs = self.form.terms.iter().map(|(_, p)| coef_of(p, &scalars, &params, shape)).collect();
         let bias = (!self.form.bias.is_zero()).then(|| coef_of(&self.form.bias, &scalars, &params, shape));
         let offsets = self.form.terms.iter().map(|(d, _)| d.map(|x| x as isize)).collect();
-        Ok(Plan { offsets, coefs, bias, halo, shape })
+        let mut plan = Plan { offsets, coefs, bias, halo, shape, uniform: None };
+        if plan.bias.is_none() {
+            let flat = plan.flat_offsets(shape[1], shape[2]);
+            plan.uniform = plan
+                .coefs
+                .iter()
+                .zip(flat)
+                .map(|(c, d)| match c {
+                    crate::plan::Coef::Uniform(c) => Some((d, *c)),
+                    crate::plan::Coef::Field(_) => None,
+                })
+                .collect();
+        }
+        Ok(plan)
     }
 }
 
