@@ -47,6 +47,10 @@ pub enum Error {
     /// or panicked (named), or an endpoint of a stopped run.
     #[error(transparent)]
     Stream(hetero_sched::stream::StreamError),
+    /// A stencil specification, grid or configuration was rejected (a parse error with its
+    /// position, an unbound symbol, a grid too small for the halo, ...).
+    #[error(transparent)]
+    Stencil(::stencil::StencilError),
 }
 
 impl Error {
@@ -125,6 +129,16 @@ impl From<prefix_ops::Error> for Error {
         match e {
             prefix_ops::Error::Gpu(e) => Error::Cuda(e),
             other => Error::Prefix(other),
+        }
+    }
+}
+
+impl From<::stencil::StencilError> for Error {
+    fn from(e: ::stencil::StencilError) -> Self {
+        match e {
+            ::stencil::StencilError::Cuda(e) => Error::Cuda(e),
+            ::stencil::StencilError::Tune(e) => Error::Tune(e),
+            other => Error::Stencil(other),
         }
     }
 }

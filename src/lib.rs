@@ -11,6 +11,7 @@
 //! | [`tridiagonal`] | batched tridiagonal solvers |
 //! | [`sort`] | sorts of whole arrays, rows and segments |
 //! | [`wavefront`] | 2D/3D wavefront computations across CPU and GPU |
+//! | [`stencil`] | 3D Jacobi stencils from a formula to tuned CPU and GPU kernels, split across devices |
 //! | [`sched`] | CPU+GPU work splitting and autotuning |
 //! | [`stream`] | pipelines of stages joined by elastic, typed channels |
 //! | [`cuda`] | the CUDA sources and the runtime that loads and launches them |
@@ -38,6 +39,7 @@ mod error;
 mod real;
 pub mod sg;
 pub mod stream;
+pub mod stencil;
 
 pub use error::{Error, Result};
 pub use real::Real;
@@ -90,4 +92,6 @@ mod book {
     mod wavefront {}
     #[doc = include_str!("../docs/src/stream/index.md")]
     mod stream {}
+    #[doc = include_str!("../docs/src/stencil/index.md")]
+    mod stencil_chapter {}
 }

@@ -7,6 +7,7 @@
 
 mod segmented;
 mod stream;
+mod stencil;
 
 use std::time::Instant;
 
@@ -39,6 +40,7 @@ fn main() {
     sort_section(gpu.as_ref());
     segmented::section();
     stream::section();
+    stencil::section(gpu.as_ref());
 }
 
 /// Seconds one call of `f` takes (best of three).

@@ -8,6 +8,7 @@
 //!   a Kernel Tuner cache file (the CPU landscapes of the replay benchmark).
 //! - `hetkit tune kernel NAME`: tune a wired CPU kernel (scan, sort, sg_eval, sg_hier, tridiagonal) on this
 //!   machine, store the result where its dispatch looks, and compare default and tuned.
+//! - `hetkit tune stencil STENCIL`: tune a stencil's CPU blocks and generated GPU kernel.
 
 #[path = "hetkit/info.rs"]
 mod info;
@@ -17,6 +18,8 @@ mod landscape;
 mod replay;
 #[path = "hetkit/tune_kernel.rs"]
 mod tune_kernel;
+#[path = "hetkit/tune_stencil.rs"]
+mod tune_stencil;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -120,6 +123,34 @@ enum Tune {
         #[arg(long, default_value_t = 21)]
         compare_runs: usize,
     },
+    /// Tune a stencil: the CPU block sizes and, with a GPU, the generated kernel's tile, threads
+    /// and read-only flag (exhaustive unless a strategy is named); results go to the tuning cache.
+    Stencil {
+        /// `7`, `13`, `27` (the thesis's stencils) or a specification such as
+        /// "out[i][j][k] = a*u[i][j][k] + b*(u[i+1][j][k] + u[i-1][j][k])".
+        stencil: String,
+        /// Scalar bindings of a specification, `name=value` (repeatable).
+        #[arg(long = "scalar")]
+        scalars: Vec<String>,
+        /// f32 or f64.
+        #[arg(long, default_value = "f32")]
+        precision: String,
+        /// Edge of the cubic grid.
+        #[arg(long, default_value_t = 256)]
+        size: usize,
+        /// cpu, gpu or all.
+        #[arg(long, default_value = "all")]
+        target: String,
+        /// A strategy name instead of the exhaustive search.
+        #[arg(long)]
+        strategy: Option<String>,
+        /// Most configurations timed.
+        #[arg(long, default_value_t = u64::MAX)]
+        budget: u64,
+        /// Timed sweeps per configuration (median).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+    },
 }
 
 fn main() -> ExitCode {
@@ -140,6 +171,20 @@ fn main() -> ExitCode {
         Command::Tune(Tune::Kernel { name, budget, strategy, runs, seed, size, compare_runs }) => {
             let opts = tune_kernel::Options { budget, strategy, runs, seed, size, compare_runs };
             tune_kernel::tune_kernel(&name, &opts)
+        }
+        Command::Tune(Tune::Stencil {
+            stencil,
+            scalars,
+            precision,
+            size,
+            target,
+            strategy,
+            budget,
+            runs,
+        }) => {
+            let opts =
+                tune_stencil::Options { stencil, scalars, precision, size, target, strategy, budget, runs };
+            tune_stencil::run(&opts)
         }
     };
     match result {
