@@ -38,8 +38,8 @@
 mod error;
 mod real;
 pub mod sg;
-pub mod stream;
 pub mod stencil;
+pub mod stream;
 
 pub use error::{Error, Result};
 pub use real::Real;

@@ -6,8 +6,8 @@
 //! (`mod name;` below and one call in `main`), so that areas grow without touching each other.
 
 mod segmented;
-mod stream;
 mod stencil;
+mod stream;
 
 use std::time::Instant;
 
