@@ -41,7 +41,7 @@ fn key(levels: &[u32], indices: &[u32]) -> Box<[u32]> {
 /// `(i ± 1) / 2`.
 #[inline]
 fn parent_index(i: u32) -> u32 {
-    let up = (i + 1) / 2;
+    let up = i.div_ceil(2);
     if up % 2 == 1 { up } else { (i - 1) / 2 }
 }
 
@@ -89,7 +89,7 @@ impl AdaptiveGrid {
     /// [`MAX_LEVEL`], an even index or one past `2^l`, or a duplicate point.
     pub fn from_points(d: usize, levels: &[u32], indices: &[u32]) -> Result<Self> {
         let mut g = Self::new(d)?;
-        if levels.len() % d != 0 {
+        if !levels.len().is_multiple_of(d) {
             return Err(SgError::NotMultiple { what: "levels", len: levels.len(), row: d });
         }
         if indices.len() != levels.len() {
@@ -136,7 +136,7 @@ impl AdaptiveGrid {
     ///
     /// # Panics
     /// For `j >= len()`.
-    pub fn level(&self, j: usize) -> &[u32] {
+    pub fn levels_of(&self, j: usize) -> &[u32] {
         &self.levels[j * self.d..(j + 1) * self.d]
     }
 
@@ -144,7 +144,7 @@ impl AdaptiveGrid {
     ///
     /// # Panics
     /// For `j >= len()`.
-    pub fn index(&self, j: usize) -> &[u32] {
+    pub fn indices_of(&self, j: usize) -> &[u32] {
         &self.indices[j * self.d..(j + 1) * self.d]
     }
 
@@ -171,7 +171,11 @@ impl AdaptiveGrid {
     /// # Panics
     /// For `j >= len()`.
     pub fn coordinates(&self, j: usize) -> Vec<f64> {
-        self.level(j).iter().zip(self.index(j)).map(|(&l, &i)| i as f64 / (1u64 << l) as f64).collect()
+        self.levels_of(j)
+            .iter()
+            .zip(self.indices_of(j))
+            .map(|(&l, &i)| i as f64 / (1u64 << l) as f64)
+            .collect()
     }
 
     /// The child of point `j` in dimension `t` on the left (`right = false`) or right, if
@@ -180,7 +184,7 @@ impl AdaptiveGrid {
     /// # Panics
     /// For `j >= len()` or `t >= d`.
     pub fn child(&self, j: usize, t: usize, right: bool) -> Option<usize> {
-        let (mut lv, mut iv) = (self.level(j).to_vec(), self.index(j).to_vec());
+        let (mut lv, mut iv) = (self.levels_of(j).to_vec(), self.indices_of(j).to_vec());
         lv[t] += 1;
         iv[t] = if right { 2 * iv[t] + 1 } else { 2 * iv[t] - 1 };
         self.find(&lv, &iv)
@@ -192,7 +196,7 @@ impl AdaptiveGrid {
     /// # Panics
     /// For `j >= len()` or `t >= d`.
     pub fn parent(&self, j: usize, t: usize) -> Option<usize> {
-        let (mut lv, mut iv) = (self.level(j).to_vec(), self.index(j).to_vec());
+        let (mut lv, mut iv) = (self.levels_of(j).to_vec(), self.indices_of(j).to_vec());
         if lv[t] == 1 {
             return None;
         }
@@ -211,7 +215,7 @@ impl AdaptiveGrid {
 
     /// True when every point's parents (in every dimension with level `> 1`) are present.
     pub fn is_consistent(&self) -> bool {
-        (0..self.len()).all(|j| (0..self.d).all(|t| self.level(j)[t] == 1 || self.parent(j, t).is_some()))
+        (0..self.len()).all(|j| (0..self.d).all(|t| self.levels_of(j)[t] == 1 || self.parent(j, t).is_some()))
     }
 
     /// Adds `(levels, indices)` and, recursively, its missing parents. Returns the number of
@@ -247,7 +251,7 @@ impl AdaptiveGrid {
         }
         let mut added = 0;
         for &j in points {
-            let (lv0, iv0) = (self.level(j).to_vec(), self.index(j).to_vec());
+            let (lv0, iv0) = (self.levels_of(j).to_vec(), self.indices_of(j).to_vec());
             for t in 0..self.d {
                 if lv0[t] >= MAX_LEVEL {
                     return Err(SgError::LevelTooLarge { n: lv0[t] + 1, max: MAX_LEVEL });
@@ -322,7 +326,7 @@ impl AdaptiveGrid {
         for _ in 1..max_level {
             let mut next = Vec::new();
             for &j in &candidates {
-                let (lv0, iv0) = (g.level(j).to_vec(), g.index(j).to_vec());
+                let (lv0, iv0) = (g.levels_of(j).to_vec(), g.indices_of(j).to_vec());
                 for t in 0..d {
                     for right in [false, true] {
                         let (mut lv, mut iv) = (lv0.clone(), iv0.clone());
@@ -355,13 +359,13 @@ impl AdaptiveGrid {
         }
         let keep: Vec<usize> = (0..self.len())
             .filter(|&j| {
-                let root = self.level(j).iter().all(|&l| l == 1);
+                let root = self.levels_of(j).iter().all(|&l| l == 1);
                 root || !(weights[j] < threshold && self.is_leaf(j))
             })
             .collect();
         let mut g = Self::new(self.d)?;
         for &j in &keep {
-            g.push(self.level(j), self.index(j));
+            g.push(self.levels_of(j), self.indices_of(j));
         }
         *self = g;
         Ok(keep)
@@ -402,7 +406,7 @@ mod tests {
         assert_eq!(g.len() as u64, spec.len());
         assert!(g.is_consistent());
         for j in 0..g.len() {
-            assert_eq!(spec.gp2idx(g.level(j), g.index(j)).unwrap(), j as u64);
+            assert_eq!(spec.gp2idx(g.levels_of(j), g.indices_of(j)).unwrap(), j as u64);
         }
     }
 
@@ -456,7 +460,7 @@ mod tests {
         }
         assert!(g.find(&[4], &[1]).is_some());
         // |l|_1 - d < max_level
-        assert!((0..g.len()).all(|j| g.level(j)[0] <= 4));
+        assert!((0..g.len()).all(|j| g.levels_of(j)[0] <= 4));
         let few = AdaptiveGrid::support_refinement(x.view(), 4, 500).unwrap();
         assert!(few.is_empty());
         let bad = ndarray::array![[1.5]];
@@ -466,8 +470,9 @@ mod tests {
     #[test]
     fn coarsening_removes_light_leaves_only() {
         let mut g = AdaptiveGrid::from_spec(&GridSpec::regular(1, 3).unwrap()).unwrap();
-        let w: Vec<f64> =
-            (0..g.len()).map(|j| if g.level(j)[0] == 3 && g.index(j)[0] < 4 { 0.0 } else { 1.0 }).collect();
+        let w: Vec<f64> = (0..g.len())
+            .map(|j| if g.levels_of(j)[0] == 3 && g.indices_of(j)[0] < 4 { 0.0 } else { 1.0 })
+            .collect();
         let kept = g.coarsen(&w, 0.5).unwrap();
         assert_eq!(g.len(), 5);
         assert_eq!(kept.len(), 5);
