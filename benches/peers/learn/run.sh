@@ -20,5 +20,5 @@ cargo build --release -q -p sg-learn --example learn_compare
 export OMP_NUM_THREADS=$threads RAYON_NUM_THREADS=$threads
 {
     "$tdir"/release/examples/learn_compare "$work" "$m"
-    "$venv/bin/python" benches/peers/learn/learn_peers.py "$work" "$m" "$threads"
+    "$venv/bin/python" -u benches/peers/learn/learn_peers.py "$work" "$m" "$threads"
 } | tee "$work/results.txt"
