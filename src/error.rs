@@ -51,6 +51,9 @@ pub enum Error {
     /// position, an unbound symbol, a grid too small for the halo, ...).
     #[error(transparent)]
     Stencil(::stencil::StencilError),
+    /// The learners rejected their data or parameters (see [`crate::sg_learn`]).
+    #[error(transparent)]
+    Learn(sg_learn::LearnError),
 }
 
 impl Error {
@@ -139,6 +142,16 @@ impl From<::stencil::StencilError> for Error {
             ::stencil::StencilError::Cuda(e) => Error::Cuda(e),
             ::stencil::StencilError::Tune(e) => Error::Tune(e),
             other => Error::Stencil(other),
+        }
+    }
+}
+
+impl From<sg_learn::LearnError> for Error {
+    fn from(e: sg_learn::LearnError) -> Self {
+        match e {
+            sg_learn::LearnError::Grid(e) => Error::Grid(e),
+            sg_learn::LearnError::Cpu(e) => e.into(),
+            other => Error::Learn(other),
         }
     }
 }

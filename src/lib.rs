@@ -38,6 +38,7 @@
 mod error;
 mod real;
 pub mod sg;
+pub mod sg_learn;
 pub mod stencil;
 pub mod stream;
 
@@ -94,4 +95,6 @@ mod book {
     mod stream {}
     #[doc = include_str!("../docs/src/stencil/index.md")]
     mod stencil_chapter {}
+    #[doc = include_str!("../docs/src/learn/index.md")]
+    mod learn {}
 }

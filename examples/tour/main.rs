@@ -6,6 +6,7 @@
 //! (`mod name;` below and one call in `main`), so that areas grow without touching each other.
 
 mod segmented;
+mod sg_learn;
 mod stencil;
 mod stream;
 
@@ -41,6 +42,7 @@ fn main() {
     segmented::section();
     stream::section();
     stencil::section(gpu.as_ref());
+    sg_learn::section();
 }
 
 /// Seconds one call of `f` takes (best of three).
