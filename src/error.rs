@@ -43,6 +43,10 @@ pub enum Error {
     /// malformed cache file).
     #[error(transparent)]
     Tune(hetero_sched::tune::TuneError),
+    /// A wavefront sweep or sequence application rejected its input (empty grid, boundary
+    /// lengths, executor parameters, residues, scoring).
+    #[error(transparent)]
+    Wavefront(wavefront::WavefrontError),
 }
 
 impl Error {
@@ -77,6 +81,15 @@ impl From<hetero_sched::split::SplitError> for Error {
         match e {
             hetero_sched::split::SplitError::Cuda(e) => Error::Cuda(e),
             other => Error::Split(other),
+        }
+    }
+}
+
+impl From<wavefront::WavefrontError> for Error {
+    fn from(e: wavefront::WavefrontError) -> Self {
+        match e {
+            wavefront::WavefrontError::Cuda(e) => Error::Cuda(e),
+            other => Error::Wavefront(other),
         }
     }
 }

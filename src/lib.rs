@@ -36,6 +36,7 @@
 mod error;
 mod real;
 pub mod sg;
+pub mod wavefront;
 
 pub use error::{Error, Result};
 pub use real::Real;
@@ -45,7 +46,6 @@ pub use hetero_sched as sched;
 pub use ndarray;
 pub use prefix_ops as prefix;
 pub use prefix_ops::{scan, sort, tridiagonal};
-pub use wavefront;
 
 /// The book's code blocks, compiled and run as doctests so its examples stay true.
 #[cfg(doctest)]
