@@ -84,4 +84,8 @@ mod book {
     mod sched {}
     #[doc = include_str!("../docs/src/wavefront/index.md")]
     mod wavefront {}
+    #[doc = include_str!("../docs/src/wavefront/kernels.md")]
+    mod wavefront_kernels {}
+    #[doc = include_str!("../docs/src/wavefront/apps.md")]
+    mod wavefront_apps {}
 }

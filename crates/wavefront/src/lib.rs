@@ -5,6 +5,8 @@
 //! - [`run_2d`] and [`run_3d`] sweep a user kernel (a Rust closure) over a table with the
 //!   executor a [`Config2`] / [`Config3`] names: the sequential reference, tiled sequential,
 //!   or tiles as rayon tasks driven by dependency counters. Every executor gives the same table.
+//! - [`run_2d_gpu`] adds the GPU: a kernel with a GPU form ([`GpuKernel2`], a CUDA C device
+//!   function compiled by NVRTC) runs the thesis's three phases under `Config2::hybrid`.
 //! - [`geom`] holds the geometry: diagonals and planes, their lengths, offsets and bands.
 //! - [`apps`] holds the applications: the thesis's synthetic kernels (with integer oracles), a
 //!   Nash-like coarse kernel, an LU/SOR-like 3D sweep, and sequence comparison (LCS,
@@ -24,6 +26,7 @@ mod config;
 mod dataflow;
 mod error;
 pub mod geom;
+mod gpu;
 mod gpu_check;
 mod sweep2;
 mod sweep3;
@@ -31,5 +34,6 @@ mod sweep3;
 pub use boundary::{Boundary2, Boundary3};
 pub use config::{Config2, Config3, Executor};
 pub use error::{Result, WavefrontError};
+pub use gpu::{GpuKernel2, run_2d_gpu};
 pub use sweep2::run_2d;
 pub use sweep3::run_3d;

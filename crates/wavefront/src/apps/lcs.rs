@@ -12,7 +12,45 @@ use crate::apps::strips::{run_strips, split};
 use crate::boundary::Boundary2;
 use crate::config::Config2;
 use crate::error::Result;
+use crate::gpu::{GpuKernel2, run_2d_gpu};
 use crate::sweep2::run_2d;
+
+/// The LCS cell on the GPU; `aux` is `m` (8 bytes, little-endian), then `a`, then `b`.
+const LCS_CU: &str = r#"
+__device__ unsigned int wf_cell(long long i, long long j, unsigned int n, unsigned int w,
+                                unsigned int nw, const unsigned char* aux) {
+    long long m = *(const long long*)aux;
+    const unsigned char* a = aux + 8;
+    const unsigned char* b = a + m;
+    return a[i] == b[j] ? nw + 1 : (n > w ? n : w);
+}
+"#;
+
+/// [`lcs_length`] through [`run_2d_gpu`]: with `Config2::hybrid(tile, band)` and `band >= 0`
+/// the central diagonals run on the GPU (4 bytes per cell of table kept).
+///
+/// # Errors
+/// Those of [`run_2d_gpu`] (no GPU for a GPU band, invalid configuration, ...).
+pub fn lcs_length_gpu(a: &[u8], b: &[u8], config: &Config2) -> Result<usize> {
+    if a.is_empty() || b.is_empty() {
+        return Ok(0);
+    }
+    let mut aux = (a.len() as u64).to_le_bytes().to_vec();
+    aux.extend_from_slice(a);
+    aux.extend_from_slice(b);
+    let gk = GpuKernel2::new("unsigned int", LCS_CU).with_aux(aux);
+    let table = run_2d_gpu(
+        a.len(),
+        b.len(),
+        &Boundary2::constant(0u32),
+        config,
+        |i, j, n, w, nw| {
+            if a[i] == b[j] { nw + 1 } else { *n.max(w) }
+        },
+        &gk,
+    )?;
+    Ok(table[[a.len() - 1, b.len() - 1]] as usize)
+}
 
 /// Length of a longest common subsequence of `a` and `b` (any bytes), on all cores.
 ///

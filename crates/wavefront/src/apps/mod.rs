@@ -21,5 +21,5 @@ mod sw_simd;
 pub mod synthetic;
 
 pub use align::{Alignment, needleman_wunsch, needleman_wunsch_with, smith_waterman, smith_waterman_with};
-pub use lcs::{lcs_length, lcs_length_with};
+pub use lcs::{lcs_length, lcs_length_gpu, lcs_length_with};
 pub use scoring::Scoring;

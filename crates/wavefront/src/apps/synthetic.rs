@@ -9,6 +9,7 @@ use ndarray::{Array2, Array3};
 use crate::boundary::{Boundary2, Boundary3};
 use crate::config::{Config2, Config3};
 use crate::error::Result;
+use crate::gpu::GpuKernel2;
 use crate::sweep2::run_2d;
 use crate::sweep3::run_3d;
 
@@ -67,6 +68,49 @@ pub fn synthetic_2d<const DS: usize>(
     run_2d(rows, cols, &Boundary2::constant(Synth::BOUNDARY), config, |_, _, n, w, nw| {
         synthetic_cell(tsize, n, w, nw)
     })
+}
+
+// SAFETY: `repr(C)` of two `i32` and `f64`s: no padding (8 + 8 DS bytes, alignment 8), and
+// every bit pattern is a valid value.
+unsafe impl<const DS: usize> bytemuck::Zeroable for Synth<DS> {}
+// SAFETY: as above.
+unsafe impl<const DS: usize> bytemuck::Pod for Synth<DS> {}
+
+/// The GPU form of [`synthetic_cell`] for [`crate::run_2d_gpu`]: cell type `wf_synth`, `tsize`
+/// passed in `aux`. It rounds exactly like the CPU kernel (`__dadd_rn` / `__dmul_rn` forbid FMA
+/// contraction), so tables match bitwise.
+pub fn synthetic_gpu_kernel<const DS: usize>(tsize: u32) -> GpuKernel2 {
+    let fields = if DS == 0 { String::new() } else { format!("double v[{DS}];") };
+    // The payload loop only exists when there is a payload (C has no zero-length arrays).
+    let payload = if DS == 0 {
+        String::new()
+    } else {
+        format!(
+            r#"
+    for (int q = 0; q < {DS}; ++q) {{
+        double base = __dadd_rn(__dadd_rn(__dadd_rn(1.0 + q, __dmul_rn(0.25, n.v[q])),
+                                          __dmul_rn(0.25, w.v[q])), -__dmul_rn(0.125, nw.v[q]));
+        double x = 0.0;
+        for (unsigned int t = 0; t < tsize; ++t) x = __dmul_rn(__dadd_rn(base, __dmul_rn(0.5, x)), 0.5);
+        out.v[q] = x;
+    }}
+"#
+        )
+    };
+    let source = format!(
+        r#"
+struct wf_synth {{ int a; int b; {fields} }};
+__device__ wf_synth wf_cell(long long i, long long j, wf_synth n, wf_synth w, wf_synth nw,
+                            const unsigned char* aux) {{
+    unsigned int tsize = *(const unsigned int*)aux;
+    wf_synth out;
+    out.a = (n.a > w.a ? n.a : w.a) + 1;
+    out.b = (int)((unsigned int)n.b + (unsigned int)w.b - (unsigned int)nw.b + 1u);
+{payload}    return out;
+}}
+"#
+    );
+    GpuKernel2::new("wf_synth", &source).with_aux(tsize.to_le_bytes().to_vec())
 }
 
 /// A synthetic 3D cell.
