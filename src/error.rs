@@ -54,6 +54,10 @@ pub enum Error {
     /// The learners rejected their data or parameters (see [`crate::sg_learn`]).
     #[error(transparent)]
     Learn(sg_learn::LearnError),
+    /// A wavefront sweep or sequence application rejected its input (empty grid, boundary
+    /// lengths, executor parameters, residues, scoring).
+    #[error(transparent)]
+    Wavefront(wavefront::WavefrontError),
 }
 
 impl Error {
@@ -88,6 +92,15 @@ impl From<hetero_sched::split::SplitError> for Error {
         match e {
             hetero_sched::split::SplitError::Cuda(e) => Error::Cuda(e),
             other => Error::Split(other),
+        }
+    }
+}
+
+impl From<wavefront::WavefrontError> for Error {
+    fn from(e: wavefront::WavefrontError) -> Self {
+        match e {
+            wavefront::WavefrontError::Cuda(e) => Error::Cuda(e),
+            other => Error::Wavefront(other),
         }
     }
 }

@@ -41,6 +41,7 @@ pub mod sg;
 pub mod sg_learn;
 pub mod stencil;
 pub mod stream;
+pub mod wavefront;
 
 pub use error::{Error, Result};
 pub use real::Real;
@@ -50,7 +51,6 @@ pub use hetero_sched as sched;
 pub use ndarray;
 pub use prefix_ops as prefix;
 pub use prefix_ops::{scan, sort, tridiagonal};
-pub use wavefront;
 
 /// The book's code blocks, compiled and run as doctests so its examples stay true.
 #[cfg(doctest)]
@@ -97,4 +97,8 @@ mod book {
     mod stencil_chapter {}
     #[doc = include_str!("../docs/src/learn/index.md")]
     mod learn {}
+    #[doc = include_str!("../docs/src/wavefront/kernels.md")]
+    mod wavefront_kernels {}
+    #[doc = include_str!("../docs/src/wavefront/apps.md")]
+    mod wavefront_apps {}
 }

@@ -9,6 +9,7 @@ mod segmented;
 mod sg_learn;
 mod stencil;
 mod stream;
+mod wavefront;
 
 use std::time::Instant;
 
@@ -43,6 +44,7 @@ fn main() {
     stream::section();
     stencil::section(gpu.as_ref());
     sg_learn::section();
+    wavefront::section();
 }
 
 /// Seconds one call of `f` takes (best of three).
