@@ -1,0 +1,22 @@
+//! The operators of learning with sparse grids on the GPU (Pfander 2019, Ch. 7–8): the
+//! regression products `B α` and `Bᵀ v` by the unified streaming algorithm
+//! ([`StreamingOperator`]), the right-hand side of density estimation
+//! ([`StreamingOperator::mean_basis`]) and the mass-matrix product `(R + λI) v`
+//! ([`MassOperator`]), for any set of grid points ([`GridPoints`]: regular or adaptive) in the
+//! linear or modified-linear basis ([`LearnBasis`]), in `f32` and `f64`.
+//!
+//! The thesis's tunable parameters are [`StreamConfig`]'s fields, one set per kernel, with
+//! `hetero_sched` tuning spaces ([`StreamConfig::space`]) and defaults; the compile-time ones
+//! reach the kernels as NVRTC `#define`s. The book's chapter "Learning on the GPU" has the
+//! algorithms and the measurements.
+
+mod config;
+mod kernels;
+mod mass;
+mod points;
+mod streaming;
+
+pub use config::{LearnConfig, LearnKernel, MAX_BLOCK, MAX_SPLIT, StreamConfig};
+pub use mass::MassOperator;
+pub use points::{GridPoints, LearnBasis, unified_1d};
+pub use streaming::{DeviceData, StreamingOperator};
