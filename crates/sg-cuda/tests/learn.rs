@@ -400,3 +400,37 @@ fn learn_without_a_device_reports_no_gpu() {
     let msg = err.to_string();
     assert!(msg.contains("no CUDA"), "{msg}");
 }
+
+/// A short search (random sampling, a few configurations) through `hetero_sched`: every
+/// measured configuration is verified against the embedded kernel, the best is in the space,
+/// and the stored log is what a cache lookup under this GPU returns.
+#[test]
+fn learn_tuner_measures_verifies_and_stores() {
+    use hetero_sched::tune::{CacheKey, TuningCache, size_bucket};
+    use sg_cuda::learn::{DeviceData, TuneSettings, fingerprint, tune_mass, tune_streaming};
+    let Some(gpu) = gpu_or_skip("learn_tuner_measures_verifies_and_stores") else { return };
+    let mut g = rng("learn_tuner_measures_verifies_and_stores");
+    let grid = random_grid(&mut g, 3, 41, 4);
+    let x = random_data(&mut g, 67, 3);
+    let data = std::sync::Arc::new(DeviceData::upload(&gpu, x.view()).unwrap());
+    let settings = TuneSettings { strategy: "random_sampling".into(), budget: 3, runs: 1, seed: g.random() };
+    for kernel in [LearnKernel::Mult, LearnKernel::Transposed] {
+        let out = tune_streaming(&data, &grid, LearnBasis::ModifiedLinear, kernel, &settings).unwrap();
+        assert_eq!((out.log.len(), out.failures()), (3, 0), "{kernel:?}: {:?}", out.log);
+        let (best, ms) = out.best.unwrap();
+        assert!(ms >= 0.0 && best.validate(kernel).is_ok());
+        assert_eq!(out.work, 67 * 41);
+        let dir = std::env::temp_dir().join(format!("hetkit-learn-tune-{}-{kernel:?}", std::process::id()));
+        let cache = TuningCache::at(&dir);
+        out.store(&gpu, &cache).unwrap();
+        let key = CacheKey::new(kernel.cache_name(), &fingerprint(&gpu), "f64", &size_bucket(out.work));
+        let stored = cache.lookup(&key, StreamConfig::space(kernel)).unwrap();
+        assert_eq!(StreamConfig::from_config(kernel, &stored), Some(best));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+    let out = tune_mass::<f32>(&gpu, &grid, &settings).unwrap();
+    assert_eq!((out.log.len(), out.failures()), (3, 0), "mass: {:?}", out.log);
+    assert!(tune_streaming(&data, &grid, LearnBasis::Linear, LearnKernel::Mass, &settings).is_err());
+    let bad = TuneSettings { strategy: "no such strategy".into(), ..settings };
+    assert!(tune_streaming(&data, &grid, LearnBasis::Linear, LearnKernel::Mult, &bad).is_err());
+}

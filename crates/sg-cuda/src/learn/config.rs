@@ -1,10 +1,14 @@
 //! The tunable parameters of the learning kernels (the thesis's Table 7.2, per operator), their
 //! [`hetero_sched::tune`] spaces, and their defaults.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{OnceLock, RwLock};
 
-use hetero_sched::tune::dispatch::lookup_memo;
-use hetero_sched::tune::{Config, Constraint, Param, Space, Value};
+use cuda_kernels::Gpu;
+use hetero_sched::tune::dispatch::{NO_CACHE_ENV, bucket_exp};
+use hetero_sched::tune::{
+    CacheKey, Config, Constraint, Fingerprint, Param, Space, TuningCache, Value, size_bucket,
+};
 
 use crate::error::{Error, Result};
 
@@ -57,6 +61,13 @@ impl LearnKernel {
             LearnKernel::Mass => 4 * d + 1,
         }
     }
+}
+
+/// The tuning cache's fingerprint of a GPU: name and compute capability (tuned parameters are
+/// per device model).
+pub fn fingerprint(gpu: &Gpu) -> Fingerprint {
+    let p = gpu.props();
+    Fingerprint::new(format!("gpu: {} sm_{}{}", p.name, p.compute_capability.0, p.compute_capability.1))
 }
 
 /// Largest compile-time blocking (`LEARN_*_BLOCK` of the kernels).
@@ -214,14 +225,32 @@ impl StreamConfig {
         s.validate(kernel).is_ok().then_some(s)
     }
 
-    /// What `kernel` runs for `work` basis evaluations (`m · N` or `N²`) of `T`: the tuned
-    /// configuration from the cache (read once per type and size bucket), else the default.
-    pub fn for_work<T>(kernel: LearnKernel, work: u64) -> Self {
-        static DEFAULTS: [OnceLock<Config>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-        let default = DEFAULTS[kernel as usize].get_or_init(|| Self::default_for(kernel).to_config());
-        let c =
-            lookup_memo(kernel.cache_name(), std::any::type_name::<T>(), work, Self::space(kernel), default);
-        Self::from_config(kernel, &c).unwrap_or(Self::default_for(kernel))
+    /// What `kernel` runs on `gpu` for `work` basis evaluations (`m · N` or `N²`) of `T`: the
+    /// configuration tuned on this GPU model ([`fingerprint`]) for that size bucket, from the
+    /// user's tuning cache (read once per key and process), else the default. With
+    /// `HETKIT_NO_TUNING_CACHE=1` always the default.
+    pub fn for_device<T>(gpu: &Gpu, kernel: LearnKernel, work: u64) -> Self {
+        type Key = (String, LearnKernel, &'static str, u32);
+        static MEMO: OnceLock<RwLock<HashMap<Key, StreamConfig>>> = OnceLock::new();
+        static CACHE: OnceLock<Option<TuningCache>> = OnceLock::new();
+        let default = Self::default_for(kernel);
+        let fp = fingerprint(gpu);
+        let key: Key = (fp.as_str().to_string(), kernel, std::any::type_name::<T>(), bucket_exp(work));
+        let memo = MEMO.get_or_init(Default::default);
+        if let Some(c) = memo.read().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return *c;
+        }
+        let cache = CACHE.get_or_init(|| {
+            let off = std::env::var(NO_CACHE_ENV).is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes"));
+            if off { None } else { TuningCache::open_default().ok() }
+        });
+        let found = cache.as_ref().and_then(|c| {
+            let ck = CacheKey::new(kernel.cache_name(), &fp, key.2, &size_bucket(work));
+            c.lookup(&ck, Self::space(kernel)).and_then(|cfg| Self::from_config(kernel, &cfg))
+        });
+        let cfg = found.unwrap_or(default);
+        memo.write().unwrap_or_else(|p| p.into_inner()).insert(key, cfg);
+        cfg
     }
 
     /// Dynamic shared memory of one block of `kernel` at dimension `d` for elements of
@@ -270,12 +299,13 @@ impl LearnConfig {
         transposed: StreamConfig::generic(LearnKernel::Transposed),
     };
 
-    /// The tuned-or-default configurations for `m` data and `n` grid points of `T`.
-    pub fn for_problem<T>(m: usize, n: usize) -> Self {
+    /// The tuned-or-default configurations on `gpu` for `m` data and `n` grid points of `T`
+    /// ([`StreamConfig::for_device`]).
+    pub fn for_problem<T>(gpu: &Gpu, m: usize, n: usize) -> Self {
         let work = (m as u64).saturating_mul(n as u64);
         LearnConfig {
-            mult: StreamConfig::for_work::<T>(LearnKernel::Mult, work),
-            transposed: StreamConfig::for_work::<T>(LearnKernel::Transposed, work),
+            mult: StreamConfig::for_device::<T>(gpu, LearnKernel::Mult, work),
+            transposed: StreamConfig::for_device::<T>(gpu, LearnKernel::Transposed, work),
         }
     }
 }

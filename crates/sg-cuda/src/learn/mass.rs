@@ -44,7 +44,11 @@ impl<T: DeviceReal> MassOperator<T> {
     /// Kernel compilation and device errors.
     pub fn new(gpu: &Gpu, grid: &GridPoints) -> Result<Self> {
         let n = grid.len() as u64;
-        Self::with_config(gpu, grid, StreamConfig::for_work::<T>(LearnKernel::Mass, n.saturating_mul(n)))
+        Self::with_config(
+            gpu,
+            grid,
+            StreamConfig::for_device::<T>(gpu, LearnKernel::Mass, n.saturating_mul(n)),
+        )
     }
 
     /// [`new`](Self::new) with explicit parameters.

@@ -15,8 +15,10 @@ mod kernels;
 mod mass;
 mod points;
 mod streaming;
+mod tune;
 
-pub use config::{LearnConfig, LearnKernel, MAX_BLOCK, MAX_SPLIT, StreamConfig};
+pub use config::{LearnConfig, LearnKernel, MAX_BLOCK, MAX_SPLIT, StreamConfig, fingerprint};
 pub use mass::MassOperator;
 pub use points::{GridPoints, LearnBasis, unified_1d};
 pub use streaming::{DeviceData, StreamingOperator};
+pub use tune::{TuneOutcome, TuneSettings, tune_mass, tune_streaming};

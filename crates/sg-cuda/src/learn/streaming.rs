@@ -134,7 +134,7 @@ impl<T: DeviceReal> StreamingOperator<T> {
     /// kernel compilation and device errors.
     pub fn new(gpu: &Gpu, grid: &GridPoints, basis: LearnBasis, points: ArrayView2<'_, T>) -> Result<Self> {
         let data = Arc::new(DeviceData::upload(gpu, points)?);
-        let config = LearnConfig::for_problem::<T>(data.len(), grid.len());
+        let config = LearnConfig::for_problem::<T>(gpu, data.len(), grid.len());
         Self::on_data(data, grid, basis, config)
     }
 
@@ -185,7 +185,7 @@ impl<T: DeviceReal> StreamingOperator<T> {
     /// # Errors
     /// As [`on_data`](Self::on_data).
     pub fn regrid(&self, grid: &GridPoints) -> Result<Self> {
-        let config = LearnConfig::for_problem::<T>(self.data.len(), grid.len());
+        let config = LearnConfig::for_problem::<T>(self.gpu(), self.data.len(), grid.len());
         Self::on_data(self.data.clone(), grid, self.basis, config)
     }
 
