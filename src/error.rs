@@ -102,6 +102,7 @@ impl From<sg_cuda::Error> for Error {
             sg_cuda::Error::Cuda(e) => Error::Cuda(e),
             sg_cuda::Error::Cpu(e) => e.into(),
             sg_cuda::Error::Sg(e) => Error::Grid(e),
+            sg_cuda::Error::Tune(e) => Error::Tune(e),
             other => Error::GridGpu(other),
         }
     }
