@@ -18,6 +18,8 @@ mod streaming;
 mod tune;
 
 pub use config::{LearnConfig, LearnKernel, MAX_BLOCK, MAX_SPLIT, StreamConfig, fingerprint};
+#[cfg(test)]
+pub(crate) use kernels::{LEARN_MODULE, entry};
 pub use mass::MassOperator;
 pub use points::{GridPoints, LearnBasis, unified_1d};
 pub use streaming::{DeviceData, StreamingOperator};
