@@ -43,6 +43,9 @@ pub enum Error {
     /// malformed cache file).
     #[error(transparent)]
     Tune(hetero_sched::tune::TuneError),
+    /// The learners rejected their data or parameters (see [`crate::sg_learn`]).
+    #[error(transparent)]
+    Learn(sg_learn::LearnError),
 }
 
 impl Error {
@@ -113,6 +116,16 @@ impl From<prefix_ops::Error> for Error {
         match e {
             prefix_ops::Error::Gpu(e) => Error::Cuda(e),
             other => Error::Prefix(other),
+        }
+    }
+}
+
+impl From<sg_learn::LearnError> for Error {
+    fn from(e: sg_learn::LearnError) -> Self {
+        match e {
+            sg_learn::LearnError::Grid(e) => Error::Grid(e),
+            sg_learn::LearnError::Cpu(e) => e.into(),
+            other => Error::Learn(other),
         }
     }
 }

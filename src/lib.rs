@@ -36,6 +36,7 @@
 mod error;
 mod real;
 pub mod sg;
+pub mod sg_learn;
 
 pub use error::{Error, Result};
 pub use real::Real;

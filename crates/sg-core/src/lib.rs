@@ -56,6 +56,7 @@
 //! children), [`reference`](mod@reference) (the reference algorithms on value slices), [`grid`] and
 //! [`vector`] (owned grids of scalars and of vectors).
 
+pub mod adaptive;
 pub mod alloc;
 pub mod basis;
 pub mod block;
@@ -68,7 +69,8 @@ pub mod spec;
 pub mod tables;
 pub mod vector;
 
-pub use basis::Side;
+pub use adaptive::AdaptiveGrid;
+pub use basis::{Basis, Side};
 pub use block::{Block, BlockTable, GridPoint};
 pub use error::{Result, SgError};
 pub use grid::Grid;

@@ -23,6 +23,7 @@ mod chains;
 mod error;
 pub mod evaluate;
 pub mod hierarchize;
+pub mod learn;
 mod patterns;
 mod shared_ptr;
 pub mod spvm;

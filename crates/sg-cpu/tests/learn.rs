@@ -1,0 +1,210 @@
+//! The learning operators against a dense `B` assembled from the basis definitions (Eq. 6.5,
+//! Eq. 6.13 with branches), on regular and adaptive grids, both bases, across tuning spaces.
+
+use ndarray::Array2;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use sg_core::{AdaptiveGrid, Basis, GridSpec};
+use sg_cpu::learn::{
+    MassMatrix, StreamTuning, StreamingOperator, SubspaceOperator, SubspaceTuning, density_rhs,
+};
+
+fn phi(basis: Basis, l: u32, i: u32, x: f64) -> f64 {
+    let s = (1u64 << l) as f64;
+    let hat = (1.0 - (s * x - i as f64).abs()).max(0.0);
+    match basis {
+        Basis::Linear => hat,
+        Basis::ModifiedLinear if l == 1 => 1.0,
+        Basis::ModifiedLinear if i == 1 => (2.0 - s * x).max(0.0),
+        Basis::ModifiedLinear if i as u64 == (1u64 << l) - 1 => (s * x + 1.0 - i as f64).max(0.0),
+        Basis::ModifiedLinear => hat,
+    }
+}
+
+fn dense_b(grid: &AdaptiveGrid, basis: Basis, x: &Array2<f64>) -> Array2<f64> {
+    Array2::from_shape_fn((x.nrows(), grid.len()), |(r, g)| {
+        (0..grid.dim()).map(|k| phi(basis, grid.levels_of(g)[k], grid.indices_of(g)[k], x[[r, k]])).product()
+    })
+}
+
+/// Random points plus awkward ones: 0, 1, and cell boundaries k/8.
+fn data(m: usize, d: usize, seed: u64) -> Array2<f64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    Array2::from_shape_fn((m, d), |(r, k)| match r % 7 {
+        0 => 0.0,
+        1 => 1.0,
+        2 => ((r + k) % 9) as f64 / 8.0,
+        _ => rng.random::<f64>(),
+    })
+}
+
+fn adaptive(d: usize) -> AdaptiveGrid {
+    let mut g = AdaptiveGrid::from_spec(&GridSpec::regular(d, 2).unwrap()).unwrap();
+    for step in 0..3 {
+        let alpha: Vec<f64> = (0..g.len()).map(|j| ((j * 31 + step * 7) % 17) as f64).collect();
+        g.refine_surplus(&alpha, 2).unwrap();
+    }
+    assert!(g.is_consistent());
+    g
+}
+
+fn close(a: &[f64], b: &[f64], tol: f64) {
+    let scale = b.iter().fold(1.0f64, |s, v| s.max(v.abs()));
+    for (i, (p, q)) in a.iter().zip(b).enumerate() {
+        assert!((p - q).abs() <= tol * scale, "entry {i}: {p} vs {q}");
+    }
+}
+
+fn check_all(grid: &AdaptiveGrid, basis: Basis, x: &Array2<f64>) {
+    let b = dense_b(grid, basis, x);
+    let (m, n) = b.dim();
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let alpha: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let v: Vec<f64> = (0..m).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let want_mult = b.dot(&ndarray::Array1::from(alpha.clone())).to_vec();
+    let want_t = b.t().dot(&ndarray::Array1::from(v.clone())).to_vec();
+    let (mut out_m, mut out_t) = (vec![0.0; m], vec![0.0; n]);
+    for lanes in [8, 16, 32] {
+        for (data_chunk, grid_chunk) in [(64, 1), (256, 16), (4096, 256)] {
+            let t = StreamTuning { lanes, data_chunk, grid_chunk };
+            let op = StreamingOperator::new(grid, basis, x.view(), t).unwrap();
+            op.mult(&alpha, &mut out_m).unwrap();
+            close(&out_m, &want_mult, 1e-13);
+            op.mult_transpose(&v, &mut out_t).unwrap();
+            close(&out_t, &want_t, 1e-13);
+        }
+    }
+    for chunk_size in [16, 64, 512] {
+        for skipping in [false, true] {
+            for reuse_intermediates in [false, true] {
+                let t = SubspaceTuning { chunk_size, skipping, reuse_intermediates };
+                let op = SubspaceOperator::new(grid, basis, x.view(), t).unwrap();
+                op.mult(&alpha, &mut out_m).unwrap();
+                close(&out_m, &want_mult, 1e-13);
+                op.mult_transpose(&v, &mut out_t).unwrap();
+                close(&out_t, &want_t, 1e-13);
+            }
+        }
+    }
+    // adjointness <B a, v> = <a, B^T v>
+    let lhs: f64 = want_mult.iter().zip(&v).map(|(p, q)| p * q).sum();
+    let rhs: f64 = alpha.iter().zip(&out_t).map(|(p, q)| p * q).sum();
+    assert!((lhs - rhs).abs() <= 1e-12 * lhs.abs().max(1.0));
+}
+
+#[test]
+fn operators_equal_the_dense_matrix_on_regular_grids() {
+    for (d, n, m) in [(1, 4, 37), (2, 3, 53), (3, 4, 101), (5, 3, 29)] {
+        let grid = AdaptiveGrid::from_spec(&GridSpec::regular(d, n).unwrap()).unwrap();
+        for basis in [Basis::Linear, Basis::ModifiedLinear] {
+            check_all(&grid, basis, &data(m, d, d as u64));
+        }
+    }
+}
+
+#[test]
+fn operators_equal_the_dense_matrix_on_adaptive_grids() {
+    for d in [1, 2, 3] {
+        let grid = adaptive(d);
+        for basis in [Basis::Linear, Basis::ModifiedLinear] {
+            check_all(&grid, basis, &data(67, d, 11));
+        }
+    }
+}
+
+#[test]
+fn an_inconsistent_grid_still_gives_the_dense_result() {
+    // (3,1) without its parent (2,1): skipping must not be used.
+    let grid = AdaptiveGrid::from_points(1, &[1, 3, 2], &[1, 1, 3]).unwrap();
+    check_all(&grid, Basis::Linear, &data(23, 1, 3));
+}
+
+#[test]
+fn one_data_point_and_one_grid_point_work() {
+    let grid = AdaptiveGrid::from_spec(&GridSpec::regular(2, 1).unwrap()).unwrap();
+    check_all(&grid, Basis::ModifiedLinear, &ndarray::array![[0.25, 0.5]]);
+}
+
+#[test]
+fn mass_matrix_equals_quadrature_and_the_digest_entries() {
+    let grid = AdaptiveGrid::from_spec(&GridSpec::regular(1, 2).unwrap()).unwrap();
+    let r = MassMatrix::new(&grid).unwrap();
+    let order: Vec<usize> =
+        [(1, 1), (2, 1), (2, 3)].iter().map(|&(l, i)| grid.find(&[l], &[i]).unwrap()).collect();
+    let want = [[1.0 / 3.0, 1.0 / 8.0, 1.0 / 8.0], [1.0 / 8.0, 1.0 / 6.0, 0.0], [1.0 / 8.0, 0.0, 1.0 / 6.0]];
+    for a in 0..3 {
+        for b in 0..3 {
+            assert!((r.entry(order[a], order[b]) - want[a][b]).abs() < 1e-15);
+        }
+    }
+    // 2-D adaptive grid against midpoint quadrature on a grid fine enough to be exact for
+    // piecewise bilinear integrands up to level 5 (products of hats are piecewise quadratic per
+    // dimension: Simpson on every cell is exact).
+    let grid = adaptive(2);
+    let r = MassMatrix::new(&grid).unwrap();
+    let cells = 64;
+    let simpson = |f: &dyn Fn(f64) -> f64| -> f64 {
+        (0..cells)
+            .map(|c| {
+                let (a, b) = (c as f64 / cells as f64, (c + 1) as f64 / cells as f64);
+                (b - a) / 6.0 * (f(a) + 4.0 * f((a + b) / 2.0) + f(b))
+            })
+            .sum()
+    };
+    let n = grid.len();
+    let v: Vec<f64> = (0..n).map(|j| (j as f64 * 0.7).cos()).collect();
+    let mut out = vec![0.0; n];
+    r.mult(&v, &mut out).unwrap();
+    let mut want = vec![0.0; n];
+    for i in 0..n {
+        for j in 0..n {
+            let e: f64 = (0..2)
+                .map(|k| {
+                    let (li, ii, lj, ij) = (
+                        grid.levels_of(i)[k],
+                        grid.indices_of(i)[k],
+                        grid.levels_of(j)[k],
+                        grid.indices_of(j)[k],
+                    );
+                    simpson(&|x| phi(Basis::Linear, li, ii, x) * phi(Basis::Linear, lj, ij, x))
+                })
+                .product();
+            assert!((e - r.entry(i, j)).abs() < 1e-14, "({i},{j})");
+            want[i] += e * v[j];
+        }
+    }
+    close(&out, &want, 1e-13);
+}
+
+#[test]
+fn density_rhs_is_the_mean_of_the_basis_values() {
+    let grid = AdaptiveGrid::from_spec(&GridSpec::regular(2, 3).unwrap()).unwrap();
+    let x = data(41, 2, 5);
+    let b = density_rhs(&grid, x.view()).unwrap();
+    let dense = dense_b(&grid, Basis::Linear, &x);
+    for g in 0..grid.len() {
+        let want = dense.column(g).sum() / 41.0;
+        assert!((b[g] - want).abs() < 1e-14);
+    }
+}
+
+#[test]
+fn bad_input_is_an_error() {
+    let grid = AdaptiveGrid::from_spec(&GridSpec::regular(2, 2).unwrap()).unwrap();
+    let t = StreamTuning::default();
+    for bad in [
+        ndarray::array![[0.5, 1.5]],
+        ndarray::array![[f64::NAN, 0.5]],
+        Array2::zeros((0, 2)),
+        ndarray::array![[0.5]],
+    ] {
+        assert!(StreamingOperator::new(&grid, Basis::Linear, bad.view(), t).is_err());
+        assert!(SubspaceOperator::new(&grid, Basis::Linear, bad.view(), SubspaceTuning::default()).is_err());
+    }
+    let x = ndarray::array![[0.5, 0.5]];
+    let op = StreamingOperator::new(&grid, Basis::Linear, x.view(), t).unwrap();
+    assert!(op.mult(&[1.0; 4], &mut [0.0]).is_err());
+    assert!(op.mult_transpose(&[1.0], &mut [0.0; 4]).is_err());
+    assert!(StreamingOperator::new(&grid, Basis::Linear, x.view(), StreamTuning { lanes: 3, ..t }).is_err());
+    assert!(MassMatrix::new(&AdaptiveGrid::new(2).unwrap()).is_err());
+}

@@ -1,0 +1,142 @@
+//! Density-based clustering (thesis Ch. 8): a sparse grid density estimate, a kNN graph of the
+//! data, pruning of low-density nodes and edges, and connected components.
+
+use ndarray::{Array2, ArrayView2};
+use sg_core::{AdaptiveGrid, GridSpec};
+
+use crate::density::{DensityEstimator, DensityModel};
+use crate::error::{LearnError, Result};
+use crate::graph::{connected_components, knn_binned, knn_exact};
+use crate::input::check_points;
+
+/// Which kNN graph the clustering builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Knn {
+    /// Exact neighbours ([`knn_exact`]).
+    Exact,
+    /// The binned approximation of Alg. 11 with this many bins ([`knn_binned`]).
+    Binned(usize),
+}
+
+/// The builder of a clustering.
+///
+/// `threshold` is relative: a node is pruned when the density estimate at it is below
+/// `threshold · max_j f̂(x_j)`, and an edge when the estimate at its midpoint is (the estimate is
+/// neither positive nor bounded, so an absolute value would depend on the data's scale).
+///
+/// ```
+/// use sg_learn::{Clustering, GridSpec, adjusted_rand_index};
+/// let (x, truth) = sg_learn::datasets::GaussianBlobs { clusters: 3, dim: 2, sigma: 0.04, separation: 7.0, noise: 0.0 }
+///     .generate(300, 7)?;
+/// let labels = Clustering::new(GridSpec::regular(2, 5)?).lambda(1e-3).neighbors(6).threshold(0.1).fit(x.view())?;
+/// assert!(adjusted_rand_index(&labels, &truth) > 0.9);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Clustering {
+    density: DensityEstimator,
+    neighbors: usize,
+    threshold: f64,
+    knn: Knn,
+}
+
+impl Clustering {
+    /// A clustering on the grid `spec`: `λ = 1e-5`, `k = 6`, threshold 0.1, binned kNN with 16
+    /// bins (the thesis's settings), CG as in [`DensityEstimator`] with tolerance `1e-2`.
+    pub fn new(spec: GridSpec) -> Self {
+        Self::from_estimator(DensityEstimator::new(spec))
+    }
+
+    /// A clustering on an adaptive grid.
+    pub fn with_grid(grid: AdaptiveGrid) -> Self {
+        Self::from_estimator(DensityEstimator::with_grid(grid))
+    }
+
+    fn from_estimator(density: DensityEstimator) -> Self {
+        Clustering { density: density.tolerance(1e-2), neighbors: 6, threshold: 0.1, knn: Knn::Binned(16) }
+    }
+
+    /// The density estimate's `λ`.
+    pub fn lambda(mut self, lambda: f64) -> Self {
+        self.density = self.density.lambda(lambda);
+        self
+    }
+
+    /// `k` of the kNN graph.
+    pub fn neighbors(mut self, k: usize) -> Self {
+        self.neighbors = k;
+        self
+    }
+
+    /// The relative density threshold in `[0, 1]`.
+    pub fn threshold(mut self, t: f64) -> Self {
+        self.threshold = t;
+        self
+    }
+
+    /// The kNN graph variant.
+    pub fn knn(mut self, knn: Knn) -> Self {
+        self.knn = knn;
+        self
+    }
+
+    /// The density estimator's CG iterations.
+    pub fn max_iterations(mut self, n: usize) -> Self {
+        self.density = self.density.max_iterations(n);
+        self
+    }
+
+    /// The density estimator's CG tolerance.
+    pub fn tolerance(mut self, t: f64) -> Self {
+        self.density = self.density.tolerance(t);
+        self
+    }
+
+    /// A cluster label per row of `x`, `None` for rows pruned as noise.
+    ///
+    /// # Errors
+    /// As [`DensityEstimator::fit`], plus `k = 0`, fewer bins than `k`, or a threshold outside
+    /// `[0, 1]`.
+    pub fn fit(&self, x: ArrayView2<'_, f64>) -> Result<Vec<Option<usize>>> {
+        if !(0.0..=1.0).contains(&self.threshold) {
+            return Err(LearnError::InvalidParameter {
+                name: "threshold",
+                reason: format!("{} is not in [0, 1]", self.threshold),
+            });
+        }
+        check_points(x)?;
+        let graph = match self.knn {
+            Knn::Exact => knn_exact(x, self.neighbors)?,
+            Knn::Binned(bins) => knn_binned(x, self.neighbors, bins)?,
+        };
+        let model = self.density.fit(x)?;
+        prune_and_label(&model, x, &graph, self.threshold)
+    }
+}
+
+/// Prunes nodes and edges below `threshold · max f̂(x_j)` (Alg. 12) and labels the components.
+fn prune_and_label(
+    model: &DensityModel,
+    x: ArrayView2<'_, f64>,
+    graph: &[Vec<usize>],
+    threshold: f64,
+) -> Result<Vec<Option<usize>>> {
+    let f = model.evaluate(x)?;
+    let cut = threshold * f.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let active: Vec<bool> = f.iter().map(|&v| v >= cut).collect();
+    let edges: Vec<(usize, usize)> = graph
+        .iter()
+        .enumerate()
+        .flat_map(|(i, ns)| ns.iter().map(move |&j| (i, j)))
+        .filter(|&(i, j)| active[i] && active[j])
+        .collect();
+    let d = x.ncols();
+    let mid = Array2::from_shape_fn((edges.len().max(1), d), |(e, k)| match edges.get(e) {
+        Some(&(i, j)) => 0.5 * (x[[i, k]] + x[[j, k]]),
+        None => 0.5,
+    });
+    let fm = model.evaluate(mid.view())?;
+    let kept: Vec<(usize, usize)> =
+        edges.iter().zip(&fm).filter(|(_, v)| **v >= cut).map(|(e, _)| *e).collect();
+    Ok(connected_components(x.nrows(), &kept, &active))
+}

@@ -1,0 +1,362 @@
+//! The learners against closed forms (digest §12.4–12.6) and dense normal-equation solves.
+
+use std::sync::Arc;
+
+use ndarray::{Array1, Array2, array};
+use sg_core::basis::hat_inner_product;
+use sg_learn::graph::{connected_components, knn_binned, knn_exact};
+use sg_learn::{
+    AdaptiveGrid, Basis, Clustering, CpuSubspace, DensityEstimator, GridSpec, Knn, LearnError, Regressor,
+    adjusted_rand_index, datasets,
+};
+
+/// Solves `A x = b` by Gaussian elimination with partial pivoting.
+fn dense_solve(mut a: Array2<f64>, mut b: Vec<f64>) -> Vec<f64> {
+    let n = b.len();
+    for c in 0..n {
+        let p = (c..n).max_by(|&i, &j| a[[i, c]].abs().total_cmp(&a[[j, c]].abs())).unwrap();
+        for k in 0..n {
+            a.swap([c, k], [p, k]);
+        }
+        b.swap(c, p);
+        for r in c + 1..n {
+            let f = a[[r, c]] / a[[c, c]];
+            for k in c..n {
+                a[[r, k]] -= f * a[[c, k]];
+            }
+            b[r] -= f * b[c];
+        }
+    }
+    let mut x = vec![0.0; n];
+    for r in (0..n).rev() {
+        let s: f64 = (r + 1..n).map(|k| a[[r, k]] * x[k]).sum();
+        x[r] = (b[r] - s) / a[[r, r]];
+    }
+    x
+}
+
+fn dense_b(grid: &AdaptiveGrid, basis: Basis, x: &Array2<f64>) -> Array2<f64> {
+    Array2::from_shape_fn((x.nrows(), grid.len()), |(r, g)| {
+        basis.eval(grid.levels_of(g), grid.indices_of(g), x.row(r).as_slice().unwrap())
+    })
+}
+
+fn sample(m: usize, d: usize, seed: u64) -> Array2<f64> {
+    Array2::from_shape_fn((m, d), |(i, k)| {
+        (((i + 1) * (2 * k + 3) * 7919 + seed as usize * 104729) % 1009) as f64 / 1008.0
+    })
+}
+
+fn point(grid: &AdaptiveGrid, l: &[u32], i: &[u32]) -> usize {
+    grid.find(l, i).unwrap()
+}
+
+#[test]
+fn modified_linear_level_one_is_the_damped_mean() {
+    let x = sample(13, 3, 1);
+    let y: Array1<f64> = (0..13).map(|i| i as f64 * 0.5 - 1.0).collect();
+    for lambda in [0.0, 0.1, 2.0] {
+        let model =
+            Regressor::new(GridSpec::regular(3, 1).unwrap()).lambda(lambda).fit(x.view(), y.view()).unwrap();
+        let want = y.mean().unwrap() / (1.0 + lambda);
+        assert!((model.alpha()[0] - want).abs() < 1e-12, "lambda {lambda}");
+    }
+}
+
+#[test]
+fn linear_level_one_matches_its_closed_form() {
+    let x = array![[0.1], [0.4], [0.5], [0.9], [1.0]];
+    let y = array![1.0, -2.0, 0.5, 3.0, 7.0];
+    let lambda = 0.03;
+    let m = Regressor::new(GridSpec::regular(1, 1).unwrap()).basis(Basis::Linear).lambda(lambda);
+    let alpha = m.fit(x.view(), y.view()).unwrap().alpha()[0];
+    let phi: Vec<f64> = x.iter().map(|&v| 1.0 - (2.0 * v - 1.0f64).abs()).collect();
+    let want = phi.iter().zip(&y).map(|(p, y)| p * y).sum::<f64>()
+        / (phi.iter().map(|p| p * p).sum::<f64>() + 5.0 * lambda);
+    assert!((alpha - want).abs() < 1e-12);
+}
+
+#[test]
+fn regression_through_the_grid_points_is_hierarchization() {
+    let x = array![[0.25], [0.5], [0.75]];
+    let y = x.column(0).mapv(|v| v * (1.0 - v));
+    let model = Regressor::new(GridSpec::regular(1, 2).unwrap())
+        .basis(Basis::Linear)
+        .lambda(0.0)
+        .tolerance(1e-14)
+        .fit(x.view(), y.view())
+        .unwrap();
+    let g = model.grid();
+    assert!((model.alpha()[point(g, &[1], &[1])] - 0.25).abs() < 1e-12);
+    assert!((model.alpha()[point(g, &[2], &[1])] - 1.0 / 16.0).abs() < 1e-12);
+    assert!((model.alpha()[point(g, &[2], &[3])] - 1.0 / 16.0).abs() < 1e-12);
+    assert!(model.mse(x.view(), y.view()).unwrap() < 1e-24);
+}
+
+#[test]
+fn regression_equals_the_dense_normal_equations() {
+    let mut adaptive = AdaptiveGrid::from_spec(&GridSpec::regular(2, 3).unwrap()).unwrap();
+    adaptive.refine(&[3, 7]).unwrap();
+    let grids = [AdaptiveGrid::from_spec(&GridSpec::regular(3, 3).unwrap()).unwrap(), adaptive];
+    for grid in grids {
+        for basis in [Basis::Linear, Basis::ModifiedLinear] {
+            let d = grid.dim();
+            let x = sample(97, d, 3);
+            let y: Array1<f64> = x.rows().into_iter().map(|r| (3.0 * r[0]).sin() + r[d - 1] * r[0]).collect();
+            let lambda = 1e-3;
+            let b = dense_b(&grid, basis, &x);
+            let m = x.nrows() as f64;
+            let mut a = b.t().dot(&b) / m;
+            for i in 0..grid.len() {
+                a[[i, i]] += lambda;
+            }
+            let want = dense_solve(a, (b.t().dot(&y) / m).to_vec());
+            for backend in [None, Some(Arc::new(CpuSubspace::default()) as Arc<dyn sg_learn::Backend>)] {
+                let mut r = Regressor::with_grid(grid.clone())
+                    .basis(basis)
+                    .lambda(lambda)
+                    .tolerance(1e-13)
+                    .max_iterations(1000);
+                if let Some(be) = backend {
+                    r = r.backend(be);
+                }
+                let model = r.fit(x.view(), y.view()).unwrap();
+                assert!(model.report().converged);
+                for (p, q) in model.alpha().iter().zip(&want) {
+                    assert!((p - q).abs() < 1e-9, "{basis:?}: {p} vs {q}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn density_matches_the_digest_closed_forms() {
+    let x = array![[0.5]];
+    let fit = |level, lambda| {
+        DensityEstimator::new(GridSpec::regular(1, level).unwrap())
+            .lambda(lambda)
+            .tolerance(1e-14)
+            .fit(x.view())
+            .unwrap()
+    };
+    for lambda in [0.0, 0.5] {
+        assert!((fit(1, lambda).alpha()[0] - 1.0 / (1.0 / 3.0 + lambda)).abs() < 1e-12);
+    }
+    for (lambda, want) in [(0.0, [48.0 / 7.0, -36.0 / 7.0]), (0.1, [1920.0 / 607.0, -900.0 / 607.0])] {
+        let model = fit(2, lambda);
+        let g = model.grid();
+        assert!((model.alpha()[point(g, &[1], &[1])] - want[0]).abs() < 1e-11);
+        assert!((model.alpha()[point(g, &[2], &[1])] - want[1]).abs() < 1e-11);
+        assert!((model.alpha()[point(g, &[2], &[3])] - want[1]).abs() < 1e-11);
+    }
+}
+
+#[test]
+fn density_equals_the_dense_system_and_ignores_duplication() {
+    let grid = AdaptiveGrid::from_spec(&GridSpec::regular(2, 4).unwrap()).unwrap();
+    let x = sample(61, 2, 9);
+    let lambda = 1e-3;
+    let n = grid.len();
+    let mut r = Array2::from_shape_fn((n, n), |(i, j)| {
+        (0..2)
+            .map(|k| {
+                hat_inner_product(
+                    grid.levels_of(i)[k],
+                    grid.indices_of(i)[k],
+                    grid.levels_of(j)[k],
+                    grid.indices_of(j)[k],
+                )
+            })
+            .product()
+    });
+    for i in 0..n {
+        r[[i, i]] += lambda;
+    }
+    let b = dense_b(&grid, Basis::Linear, &x).sum_axis(ndarray::Axis(0)) / 61.0;
+    let want = dense_solve(r, b.to_vec());
+    let est = DensityEstimator::with_grid(grid).lambda(lambda).tolerance(1e-13).max_iterations(1000);
+    let model = est.fit(x.view()).unwrap();
+    for (p, q) in model.alpha().iter().zip(&want) {
+        assert!((p - q).abs() < 1e-9 * want.iter().fold(1.0f64, |s, v| s.max(v.abs())));
+    }
+    let twice = ndarray::concatenate![ndarray::Axis(0), x, x];
+    let again = est.fit(twice.view()).unwrap();
+    for (p, q) in model.alpha().iter().zip(again.alpha()) {
+        assert!((p - q).abs() < 1e-9 * p.abs().max(1.0));
+    }
+    let subspace = est.clone().backend(Arc::new(CpuSubspace::default())).fit(x.view()).unwrap();
+    for (p, q) in model.alpha().iter().zip(subspace.alpha()) {
+        assert!((p - q).abs() < 1e-9 * p.abs().max(1.0));
+    }
+}
+
+#[test]
+fn surplus_refinement_keeps_the_grid_consistent_and_helps() {
+    let (x, y) = datasets::friedman1(600, 0.0, 5);
+    let x2 = x.slice(ndarray::s![.., 0..3]).to_owned();
+    let y2: Array1<f64> = x2.rows().into_iter().map(|r| (4.0 * r[0] * r[1]).sin() + r[2]).collect();
+    let _ = y;
+    let base = Regressor::new(GridSpec::regular(3, 2).unwrap()).lambda(1e-6).max_iterations(300);
+    let plain = base.clone().fit(x2.view(), y2.view()).unwrap();
+    let refined = base.refinement(3, 4).fit(x2.view(), y2.view()).unwrap();
+    assert!(refined.grid().len() > plain.grid().len());
+    assert!(refined.grid().is_consistent());
+    assert!(refined.mse(x2.view(), y2.view()).unwrap() < plain.mse(x2.view(), y2.view()).unwrap());
+}
+
+#[test]
+fn friedman1_error_approaches_the_noise_variance() {
+    let (x, y) = datasets::friedman1(3000, 1.0, 11);
+    let (xt, yt) = datasets::friedman1(1000, 1.0, 12);
+    let model = Regressor::new(GridSpec::regular(10, 3).unwrap())
+        .lambda(1e-4)
+        .max_iterations(200)
+        .fit(x.view(), y.view())
+        .unwrap();
+    let mse = model.mse(xt.view(), yt.view()).unwrap();
+    assert!(mse > 0.8 && mse < 2.5, "test MSE {mse}");
+}
+
+#[test]
+fn bad_input_is_an_error() {
+    let r = Regressor::new(GridSpec::regular(2, 2).unwrap());
+    let ok = array![[0.1, 0.2], [0.3, 0.4]];
+    let y = array![1.0, 2.0];
+    for bad in
+        [array![[0.1, 1.2]], array![[f64::NAN, 0.2]], array![[f64::INFINITY, 0.2]], array![[-0.1, 0.2]]]
+    {
+        let err = r.fit(bad.view(), array![1.0].view()).unwrap_err();
+        assert!(matches!(err, LearnError::OutsideDomain { .. } | LearnError::NonFinite { .. }), "{err}");
+    }
+    assert!(matches!(
+        r.fit(Array2::zeros((0, 2)).view(), Array1::zeros(0).view()),
+        Err(LearnError::Empty { .. })
+    ));
+    assert!(matches!(r.fit(ok.view(), array![1.0].view()), Err(LearnError::LengthMismatch { .. })));
+    assert!(matches!(r.fit(ok.view(), array![1.0, f64::NAN].view()), Err(LearnError::NonFinite { .. })));
+    assert!(matches!(
+        r.fit(array![[0.5]].view(), array![1.0].view()),
+        Err(LearnError::DimensionMismatch { .. })
+    ));
+    assert!(r.clone().lambda(-1.0).fit(ok.view(), y.view()).is_err());
+    assert!(r.clone().max_iterations(0).fit(ok.view(), y.view()).is_err());
+    assert!(r.clone().tolerance(f64::NAN).fit(ok.view(), y.view()).is_err());
+    let boundary = GridSpec::regular(2, 2).unwrap().with_boundary().unwrap();
+    assert!(Regressor::new(boundary).fit(ok.view(), y.view()).is_err());
+    let model = r.fit(ok.view(), y.view()).unwrap();
+    assert!(model.predict(array![[2.0, 0.0]].view()).is_err());
+    assert!(model.mse(ok.view(), array![1.0].view()).is_err());
+    let dm = DensityEstimator::new(GridSpec::regular(2, 2).unwrap()).fit(ok.view()).unwrap();
+    assert!(dm.evaluate(array![[0.5, f64::NAN]].view()).is_err());
+    assert!(DensityEstimator::new(GridSpec::regular(2, 2).unwrap()).fit(array![[0.5, 1.5]].view()).is_err());
+    let c = Clustering::new(GridSpec::regular(2, 2).unwrap());
+    assert!(c.clone().neighbors(0).fit(ok.view()).is_err());
+    assert!(c.clone().threshold(1.5).fit(ok.view()).is_err());
+    assert!(c.clone().knn(Knn::Binned(2)).neighbors(3).fit(ok.view()).is_err());
+    assert!(c.fit(array![[0.5, f64::NAN]].view()).is_err());
+    assert!(adjusted_rand_index(&[Some(0)], &[]).is_nan());
+}
+
+#[test]
+fn ari_worked_values() {
+    let p = |v: &[usize]| v.iter().map(|&c| Some(c)).collect::<Vec<_>>();
+    let a = p(&[0, 0, 0, 1, 1, 1]);
+    assert!((adjusted_rand_index(&a, &p(&[0, 0, 1, 1, 1, 1])) - 12.0 / 37.0).abs() < 1e-12);
+    assert!(
+        (adjusted_rand_index(&p(&[0, 0, 1, 1, 2, 2]), &p(&[0, 1, 0, 1, 0, 1])) + 4.0 / 11.0).abs() < 1e-12
+    );
+    assert_eq!(adjusted_rand_index(&a, &a), 1.0);
+    assert_eq!(adjusted_rand_index(&a, &p(&[7, 7, 7, 3, 3, 3])), 1.0);
+    // noise is a label of its own: {0,1}{2,3}{4,5 noise} against three clusters
+    let with_noise = vec![Some(0), Some(0), Some(1), Some(1), None, None];
+    assert_eq!(adjusted_rand_index(&with_noise, &p(&[5, 5, 6, 6, 9, 9])), 1.0);
+    assert!(adjusted_rand_index(&with_noise, &p(&[5, 5, 6, 6, 6, 9])) < 1.0);
+}
+
+#[test]
+fn knn_follows_the_tie_rule_and_binning_is_exact_with_enough_bins() {
+    let line = array![[0.0], [1.0], [2.0], [3.0]];
+    let g = knn_exact(line.view(), 1).unwrap();
+    assert_eq!(g[1], vec![0]); // 0 and 2 tie: the smaller index wins
+    let x = sample(40, 3, 4);
+    let exact = knn_exact(x.view(), 5).unwrap();
+    // brute force oracle: sort all others by (distance, index)
+    for i in 0..40 {
+        let mut all: Vec<(f64, usize)> = (0..40)
+            .filter(|&j| j != i)
+            .map(|j| ((0..3).map(|k| (x[[i, k]] - x[[j, k]]).powi(2)).sum::<f64>(), j))
+            .collect();
+        all.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        assert_eq!(exact[i], all.iter().take(5).map(|c| c.1).collect::<Vec<_>>());
+    }
+    assert_eq!(knn_binned(x.view(), 5, 39).unwrap(), exact);
+    let small = knn_exact(array![[0.1], [0.2]].view(), 3).unwrap();
+    assert_eq!(small, vec![vec![1], vec![0]]);
+}
+
+#[test]
+fn components_equal_a_breadth_first_search() {
+    let m = 30;
+    let edges: Vec<(usize, usize)> =
+        (0..m).map(|i| (i, (i * 7 + 3) % m)).filter(|&(a, b)| (a + b) % 4 != 0).collect();
+    let active: Vec<bool> = (0..m).map(|i| i % 5 != 2).collect();
+    let labels = connected_components(m, &edges, &active);
+    for i in 0..m {
+        assert_eq!(labels[i].is_none(), !active[i]);
+        // BFS from i over active nodes
+        if !active[i] {
+            continue;
+        }
+        let mut seen = vec![false; m];
+        let mut stack = vec![i];
+        seen[i] = true;
+        while let Some(u) = stack.pop() {
+            for &(a, b) in &edges {
+                for (p, q) in [(a, b), (b, a)] {
+                    if p == u && active[q] && !seen[q] {
+                        seen[q] = true;
+                        stack.push(q);
+                    }
+                }
+            }
+        }
+        for j in 0..m {
+            if active[j] {
+                assert_eq!(seen[j], labels[i] == labels[j], "{i} {j}");
+            }
+        }
+    }
+}
+
+#[test]
+fn clustering_recovers_separated_blobs() {
+    let blobs = datasets::GaussianBlobs { clusters: 4, dim: 2, sigma: 0.04, separation: 7.0, noise: 0.02 };
+    let (x, truth) = blobs.generate(400, 3).unwrap();
+    for knn in [Knn::Exact, Knn::Binned(16)] {
+        let labels = Clustering::new(GridSpec::regular(2, 5).unwrap())
+            .lambda(1e-3)
+            .neighbors(6)
+            .threshold(0.1)
+            .knn(knn)
+            .fit(x.view())
+            .unwrap();
+        let ari = adjusted_rand_index(&labels, &truth);
+        assert!(ari > 0.9, "{knn:?}: ARI {ari}");
+    }
+    assert!(
+        datasets::GaussianBlobs { clusters: 50, dim: 1, sigma: 0.05, separation: 7.0, noise: 0.0 }
+            .generate(10, 1)
+            .is_err()
+    );
+}
+
+#[test]
+fn csv_errors_name_the_line() {
+    assert!(matches!(
+        datasets::read_csv("1,2\n3\n".as_bytes(), false),
+        Err(LearnError::Parse { line: 2, .. })
+    ));
+    assert!(matches!(datasets::read_csv("1,x\n".as_bytes(), false), Err(LearnError::Parse { line: 1, .. })));
+    assert!(matches!(datasets::read_csv("a,b\n".as_bytes(), true), Err(LearnError::Empty { .. })));
+}
