@@ -19,8 +19,7 @@ use ndarray::Array2;
 use sg_core::{GridSpec, Real};
 use sg_cuda::DeviceReal;
 use sg_cuda::learn::{
-    DeviceData, GridPoints, LearnBasis, LearnConfig, LearnKernel, MassOperator, StreamConfig,
-    StreamingOperator,
+    Basis, DeviceData, GridPoints, LearnConfig, LearnKernel, MassOperator, StreamConfig, StreamingOperator,
 };
 
 const D: usize = 10;
@@ -60,7 +59,7 @@ fn bench_streaming<T: DeviceReal>(c: &mut Criterion, gpu: &Gpu, m: usize, level:
     let mut g = c.benchmark_group(format!("learn_{}_d{D}_l{level}_m{m}", T::SUFFIX));
     g.sample_size(10);
     let configs = [("default", LearnConfig::default()), ("generic", LearnConfig::GENERIC)];
-    for basis in [LearnBasis::Linear, LearnBasis::ModifiedLinear] {
+    for basis in [Basis::Linear, Basis::ModifiedLinear] {
         for (name, cfg) in configs {
             let op = StreamingOperator::on_data(data.clone(), &grid, basis, cfg).unwrap();
             g.throughput(Throughput::Elements(op.mult_flops() as u64));

@@ -10,38 +10,38 @@ use rand::Rng;
 use sg_core::GridSpec;
 use sg_cuda::DeviceReal;
 use sg_cuda::learn::{
-    GridPoints, LearnBasis, LearnConfig, LearnKernel, MassOperator, StreamConfig, StreamingOperator,
+    Basis, GridPoints, LearnConfig, LearnKernel, MassOperator, StreamConfig, StreamingOperator,
 };
 
-const BASES: [LearnBasis; 2] = [LearnBasis::Linear, LearnBasis::ModifiedLinear];
+const BASES: [Basis; 2] = [Basis::Linear, Basis::ModifiedLinear];
 
 /// The 1-D function of point `(l, i)` at `x`, straight from Eq. 6.5 and Eq. 6.13.
-fn phi_1d(basis: LearnBasis, l: u32, i: u32, x: f64) -> f64 {
+fn phi_1d(basis: Basis, l: u32, i: u32, x: f64) -> f64 {
     let s = (1u64 << l) as f64;
     let hat = (1.0 - (s * x - f64::from(i)).abs()).max(0.0);
     match basis {
-        LearnBasis::Linear => hat,
-        LearnBasis::ModifiedLinear if l == 1 => 1.0,
-        LearnBasis::ModifiedLinear if i == 1 => {
+        Basis::Linear => hat,
+        Basis::ModifiedLinear if l == 1 => 1.0,
+        Basis::ModifiedLinear if i == 1 => {
             if x <= 2.0 / s {
                 2.0 - s * x
             } else {
                 0.0
             }
         }
-        LearnBasis::ModifiedLinear if f64::from(i) == s - 1.0 => {
+        Basis::ModifiedLinear if f64::from(i) == s - 1.0 => {
             if x >= 1.0 - 2.0 / s {
                 s * x + 1.0 - f64::from(i)
             } else {
                 0.0
             }
         }
-        LearnBasis::ModifiedLinear => hat,
+        Basis::ModifiedLinear => hat,
     }
 }
 
 /// `B_ij = Π_t φ_{l_jt, i_jt}(x_it)`, row-major `m x N`.
-fn dense_b(basis: LearnBasis, grid: &GridPoints, x: &Array2<f64>) -> Array2<f64> {
+fn dense_b(basis: Basis, grid: &GridPoints, x: &Array2<f64>) -> Array2<f64> {
     Array2::from_shape_fn((x.nrows(), grid.len()), |(r, j)| {
         let (ls, is) = grid.point(j);
         (0..grid.dim()).map(|t| phi_1d(basis, ls[t], is[t], x[[r, t]])).product()
@@ -97,7 +97,7 @@ fn to_t<T: DeviceReal>(v: &[f64]) -> Vec<T> {
 fn check_operator<T: DeviceReal>(
     gpu: &Gpu,
     g: &mut TestRng,
-    basis: LearnBasis,
+    basis: Basis,
     grid: &GridPoints,
     x: &Array2<f64>,
     config: LearnConfig,
@@ -239,17 +239,17 @@ fn learn_known_values_of_the_thesis_grids() {
     let Some(gpu) = gpu_or_skip("learn_known_values_of_the_thesis_grids") else { return };
     let grid = GridPoints::regular(&GridSpec::regular(2, 2).unwrap()).unwrap();
     let x = ndarray::array![[0.5, 0.5], [0.25, 0.5], [0.3, 0.7], [0.1, 0.9]];
-    let lin = StreamingOperator::<f64>::new(&gpu, &grid, LearnBasis::Linear, x.view()).unwrap();
+    let lin = StreamingOperator::<f64>::new(&gpu, &grid, Basis::Linear, x.view()).unwrap();
     let v = lin.mult(&[1.0; 5]).unwrap();
     for (got, want) in v.iter().zip([1.0, 1.5, 1.32]) {
         assert!((got - want).abs() < 1e-14, "linear: {v:?}");
     }
-    let modl = StreamingOperator::<f64>::new(&gpu, &grid, LearnBasis::ModifiedLinear, x.view()).unwrap();
+    let modl = StreamingOperator::<f64>::new(&gpu, &grid, Basis::ModifiedLinear, x.view()).unwrap();
     let v = modl.mult(&[1.0; 5]).unwrap();
     assert!((v[2] - 2.6).abs() < 1e-14 && (v[3] - 4.2).abs() < 1e-14, "modified linear: {v:?}");
     // The density right-hand side: b_i = (1/m) Σ_j φ_i(x_j).
     let b = lin.mean_basis().unwrap();
-    let dense = dense_b(LearnBasis::Linear, &grid, &x);
+    let dense = dense_b(Basis::Linear, &grid, &x);
     for (j, bj) in b.iter().enumerate() {
         let want = dense.column(j).sum() / 4.0;
         assert!((bj - want).abs() < 1e-14, "b[{j}] = {bj}, want {want}");
@@ -261,7 +261,7 @@ fn learn_known_values_of_the_thesis_grids() {
 fn hat_integral(la: u32, ia: u32, lb: u32, ib: u32) -> f64 {
     let cells = 1u64 << la.max(lb);
     let h = 1.0 / cells as f64;
-    let f = |x: f64| phi_1d(LearnBasis::Linear, la, ia, x) * phi_1d(LearnBasis::Linear, lb, ib, x);
+    let f = |x: f64| phi_1d(Basis::Linear, la, ia, x) * phi_1d(Basis::Linear, lb, ib, x);
     (0..cells)
         .map(|c| {
             let x0 = c as f64 * h;
@@ -352,7 +352,7 @@ fn learn_bad_input_is_an_error() {
 
     let Some(gpu) = gpu_or_skip("learn_bad_input_is_an_error") else { return };
     let grid = GridPoints::regular(&GridSpec::regular(2, 2).unwrap()).unwrap();
-    let lin = LearnBasis::Linear;
+    let lin = Basis::Linear;
     for x in [
         ndarray::array![[0.5, 1.5]],
         ndarray::array![[-0.1, 0.5]],
@@ -415,7 +415,7 @@ fn learn_tuner_measures_verifies_and_stores() {
     let data = std::sync::Arc::new(DeviceData::upload(&gpu, x.view()).unwrap());
     let settings = TuneSettings { strategy: "random_sampling".into(), budget: 3, runs: 1, seed: g.random() };
     for kernel in [LearnKernel::Mult, LearnKernel::Transposed] {
-        let out = tune_streaming(&data, &grid, LearnBasis::ModifiedLinear, kernel, &settings).unwrap();
+        let out = tune_streaming(&data, &grid, Basis::ModifiedLinear, kernel, &settings).unwrap();
         assert_eq!((out.log.len(), out.failures()), (3, 0), "{kernel:?}: {:?}", out.log);
         let (best, ms) = out.best.unwrap();
         assert!(ms >= 0.0 && best.validate(kernel).is_ok());
@@ -430,7 +430,7 @@ fn learn_tuner_measures_verifies_and_stores() {
     }
     let out = tune_mass::<f32>(&gpu, &grid, &settings).unwrap();
     assert_eq!((out.log.len(), out.failures()), (3, 0), "mass: {:?}", out.log);
-    assert!(tune_streaming(&data, &grid, LearnBasis::Linear, LearnKernel::Mass, &settings).is_err());
+    assert!(tune_streaming(&data, &grid, Basis::Linear, LearnKernel::Mass, &settings).is_err());
     let bad = TuneSettings { strategy: "no such strategy".into(), ..settings };
-    assert!(tune_streaming(&data, &grid, LearnBasis::Linear, LearnKernel::Mult, &bad).is_err());
+    assert!(tune_streaming(&data, &grid, Basis::Linear, LearnKernel::Mult, &bad).is_err());
 }

@@ -1,46 +1,9 @@
 //! The grid points the learning operators run over: any set of interior points, given by a
 //! level and an index per point and dimension, and their unified form (Table 7.1).
 
-use sg_core::{GridSpec, MAX_DIM, MAX_LEVEL, SgError};
+use sg_core::{AdaptiveGrid, Basis, GridSpec, MAX_DIM, MAX_LEVEL, SgError};
 
 use crate::error::{Error, Result};
-
-/// The basis of the learning operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum LearnBasis {
-    /// Hats `φ_{l,i}(x) = max(0, 1 − |2^l x − i|)`: zero on the boundary.
-    #[default]
-    Linear,
-    /// The modified linear basis (Eq. 6.13): the constant 1 on level 1, and the outermost
-    /// functions of every deeper level extrapolate linearly to the boundary (value 2 there).
-    ModifiedLinear,
-}
-
-/// The unified form of the 1-D function `(l, i)` (Table 7.1 and Eq. 7.6): `(l', i', s)` with
-/// `φ(x) = s · max(0, 1 − |l'·x − i'|)` on `[0, 1]`. Linear: `(2^l, i, 1)`. Modified linear:
-/// `(0, 0, 1)` on level 1 (the constant), `(2^(l−1), 0, 2)` for `i = 1`, `(2^(l−1), 2^(l−1), 2)`
-/// for `i = 2^l − 1`, else `(2^l, i, 1)`.
-///
-/// ```
-/// use sg_cuda::learn::{LearnBasis, unified_1d};
-/// assert_eq!(unified_1d(LearnBasis::ModifiedLinear, 3, 1), (4.0, 0.0, 2.0));
-/// assert_eq!(unified_1d(LearnBasis::ModifiedLinear, 3, 7), (4.0, 4.0, 2.0));
-/// assert_eq!(unified_1d(LearnBasis::ModifiedLinear, 1, 1), (0.0, 0.0, 1.0));
-/// assert_eq!(unified_1d(LearnBasis::Linear, 3, 3), (8.0, 3.0, 1.0));
-/// ```
-///
-/// Levels and indices are not checked here ([`GridPoints::new`] does): `l` must be at most
-/// [`MAX_LEVEL`].
-pub fn unified_1d(basis: LearnBasis, l: u32, i: u32) -> (f64, f64, f64) {
-    let scale = |k: u32| (1u64 << k) as f64;
-    match basis {
-        LearnBasis::Linear => (scale(l), f64::from(i), 1.0),
-        LearnBasis::ModifiedLinear if l == 1 => (0.0, 0.0, 1.0),
-        LearnBasis::ModifiedLinear if i == 1 => (scale(l - 1), 0.0, 2.0),
-        LearnBasis::ModifiedLinear if u64::from(i) == (1u64 << l) - 1 => (scale(l - 1), scale(l - 1), 2.0),
-        LearnBasis::ModifiedLinear => (scale(l), f64::from(i), 1.0),
-    }
-}
 
 /// A set of `N` interior grid points in `d` dimensions: level `l ≥ 1` and odd index `i < 2^l`
 /// per point and dimension, point-major (`levels[j * d + t]`). Any set works (adaptive grids
@@ -162,12 +125,24 @@ impl GridPoints {
     }
 
     /// The scaling `s_j = Π_t s_{l_t, i_t}` of Eq. 7.7 for every point.
-    pub(crate) fn scaling<T: sg_core::Real>(&self, basis: LearnBasis) -> Vec<T> {
+    pub(crate) fn scaling<T: sg_core::Real>(&self, basis: Basis) -> Vec<T> {
         (0..self.len())
             .map(|j| {
                 let (ls, is) = self.point(j);
-                T::from_f64(ls.iter().zip(is).map(|(&l, &i)| unified_1d(basis, l, i).2).product())
+                T::from_f64(ls.iter().zip(is).map(|(&l, &i)| basis.unified(l, i).scale).product())
             })
             .collect()
+    }
+}
+
+impl TryFrom<&AdaptiveGrid> for GridPoints {
+    type Error = Error;
+
+    /// The points of an adaptive grid, in its order.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for an empty grid.
+    fn try_from(grid: &AdaptiveGrid) -> Result<Self> {
+        GridPoints::new(grid.dim(), grid.levels().to_vec(), grid.indices().to_vec())
     }
 }

@@ -9,9 +9,10 @@ use sg_core::SgError;
 
 use super::config::{LearnConfig, LearnKernel};
 use super::kernels;
-use super::points::{GridPoints, LearnBasis, unified_1d};
+use super::points::GridPoints;
 use crate::device::DeviceReal;
 use crate::error::{Error, Result};
+use sg_core::Basis;
 
 /// Data points resident on a device: an `m x d` set in `[0, 1]^d`, stored dimension-major so a
 /// warp's rows are read coalesced. Shared (through an [`Arc`]) by the operators of successive
@@ -84,9 +85,9 @@ struct DeviceUnified<T: DeviceReal> {
 }
 
 impl<T: DeviceReal> DeviceUnified<T> {
-    fn upload(gpu: &Gpu, grid: &GridPoints, basis: LearnBasis) -> Result<Self> {
-        let lev = grid.dimension_major::<T>(|l, i| unified_1d(basis, l, i).0)?;
-        let ind = grid.dimension_major::<T>(|l, i| unified_1d(basis, l, i).1)?;
+    fn upload(gpu: &Gpu, grid: &GridPoints, basis: Basis) -> Result<Self> {
+        let lev = grid.dimension_major::<T>(|l, i| basis.unified(l, i).level_factor)?;
+        let ind = grid.dimension_major::<T>(|l, i| basis.unified(l, i).index_shift)?;
         let active_factors = lev.iter().filter(|&&l| l != T::zero()).count() as u64;
         Ok(DeviceUnified {
             n: grid.len(),
@@ -106,11 +107,11 @@ impl<T: DeviceReal> DeviceUnified<T> {
 /// the result.
 ///
 /// ```no_run
-/// use sg_cuda::learn::{GridPoints, LearnBasis, StreamingOperator};
+/// use sg_cuda::learn::{GridPoints, Basis, StreamingOperator};
 /// let gpu = cuda_kernels::Gpu::new(0)?;
 /// let grid = GridPoints::regular(&sg_core::GridSpec::regular(2, 3)?)?;
 /// let x = ndarray::array![[0.3, 0.7], [0.5, 0.5], [0.1, 0.9]];
-/// let op = StreamingOperator::<f64>::new(&gpu, &grid, LearnBasis::ModifiedLinear, x.view())?;
+/// let op = StreamingOperator::<f64>::new(&gpu, &grid, Basis::ModifiedLinear, x.view())?;
 /// let v = op.mult(&vec![1.0; grid.len()])?; // the interpolant of all-one surpluses at the rows
 /// let w = op.mult_transpose(&v)?;           // Bᵀ B 1
 /// # Ok::<(), sg_cuda::Error>(())
@@ -119,7 +120,7 @@ impl<T: DeviceReal> DeviceUnified<T> {
 pub struct StreamingOperator<T: DeviceReal> {
     data: Arc<DeviceData<T>>,
     grid: DeviceUnified<T>,
-    basis: LearnBasis,
+    basis: Basis,
     config: LearnConfig,
     mult_kernel: Kernel,
     mult_t_kernel: Kernel,
@@ -132,7 +133,7 @@ impl<T: DeviceReal> StreamingOperator<T> {
     /// # Errors
     /// As [`DeviceData::upload`]; [`Error::Shape`] when the grid's dimension is not the data's;
     /// kernel compilation and device errors.
-    pub fn new(gpu: &Gpu, grid: &GridPoints, basis: LearnBasis, points: ArrayView2<'_, T>) -> Result<Self> {
+    pub fn new(gpu: &Gpu, grid: &GridPoints, basis: Basis, points: ArrayView2<'_, T>) -> Result<Self> {
         let data = Arc::new(DeviceData::upload(gpu, points)?);
         let config = LearnConfig::for_problem::<T>(gpu, data.len(), grid.len());
         Self::on_data(data, grid, basis, config)
@@ -145,7 +146,7 @@ impl<T: DeviceReal> StreamingOperator<T> {
     pub fn with_config(
         gpu: &Gpu,
         grid: &GridPoints,
-        basis: LearnBasis,
+        basis: Basis,
         points: ArrayView2<'_, T>,
         config: LearnConfig,
     ) -> Result<Self> {
@@ -159,7 +160,7 @@ impl<T: DeviceReal> StreamingOperator<T> {
     pub fn on_data(
         data: Arc<DeviceData<T>>,
         grid: &GridPoints,
-        basis: LearnBasis,
+        basis: Basis,
         config: LearnConfig,
     ) -> Result<Self> {
         if grid.dim() != data.dim() {
@@ -210,7 +211,7 @@ impl<T: DeviceReal> StreamingOperator<T> {
     }
 
     /// The basis.
-    pub fn basis(&self) -> LearnBasis {
+    pub fn basis(&self) -> Basis {
         self.basis
     }
 

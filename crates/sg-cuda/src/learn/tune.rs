@@ -14,10 +14,11 @@ use hetero_sched::tune::{
 
 use super::config::{LearnConfig, LearnKernel, StreamConfig, fingerprint};
 use super::mass::MassOperator;
-use super::points::{GridPoints, LearnBasis};
+use super::points::GridPoints;
 use super::streaming::{DeviceData, StreamingOperator};
 use crate::device::DeviceReal;
 use crate::error::{Error, Result};
+use sg_core::Basis;
 use sg_core::Real;
 
 /// What a tuning run measured.
@@ -90,7 +91,7 @@ impl Default for TuneSettings {
 pub fn tune_streaming<T: DeviceReal>(
     data: &Arc<DeviceData<T>>,
     grid: &GridPoints,
-    basis: LearnBasis,
+    basis: Basis,
     kernel: LearnKernel,
     settings: &TuneSettings,
 ) -> Result<TuneOutcome> {
@@ -193,7 +194,7 @@ struct OperatorBench<T: DeviceReal> {
     gpu: Gpu,
     data: Arc<DeviceData<T>>,
     grid: GridPoints,
-    basis: LearnBasis,
+    basis: Basis,
     kernel: LearnKernel,
     op: Option<StreamingOperator<T>>,
     input: DeviceBuffer<T>,
