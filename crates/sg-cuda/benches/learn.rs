@@ -4,7 +4,9 @@
 //! embedded generic kernel. Throughput is in the thesis's flops (§7.1.4, Table 8.1): 6 per 1-D
 //! factor for the streaming operators, 14 per dimension and pair for the mass matrix, so
 //! criterion's "elem/s" is flop/s and divides by the device's FP32/FP64 peak for % of peak.
-//! Timed with CUDA events; skips without a device.
+//! Timed with CUDA events; skips without a device. The peer in the same run is sg-cpu's
+//! unified streaming operator (`f64`, all cores, wall clock) on the same data and grid, so the
+//! GPU/CPU ratio needs no second run.
 //!
 //! Run: `cargo bench -p sg-cuda --bench learn`; sizes: `HETKIT_LEARN_M` (default 2^18),
 //! `HETKIT_LEARN_LEVEL` (default 5), e.g. `HETKIT_LEARN_M=1000000 HETKIT_LEARN_LEVEL=7` for the
@@ -69,6 +71,28 @@ fn bench_streaming<T: DeviceReal>(c: &mut Criterion, gpu: &Gpu, m: usize, level:
             g.throughput(Throughput::Elements(op.mult_transpose_flops() as u64));
             g.bench_function(format!("mult_t_flops/{basis:?}/{name}"), |b| {
                 b.iter_custom(|iters| time(gpu, iters, || op.mult_transpose_device(&vin, &mut out).unwrap()))
+            });
+        }
+    }
+    // The CPU peer, f64 only (sg-cpu's operators are f64), on the same grid and data.
+    if T::SUFFIX == "f64" {
+        let adaptive = sg_core::AdaptiveGrid::from_spec(&GridSpec::regular(D, level).unwrap()).unwrap();
+        let x64 = points::<f64>(m, D);
+        let a64 = vec![0.5; n];
+        let mut out64 = vec![0.0; m];
+        for basis in [Basis::Linear, Basis::ModifiedLinear] {
+            let cpu = sg_cpu::learn::StreamingOperator::new(&adaptive, basis, x64.view(), Default::default())
+                .unwrap();
+            let op = StreamingOperator::<f64>::on_data(
+                Arc::new(DeviceData::upload(gpu, x64.view()).unwrap()),
+                &grid,
+                basis,
+                LearnConfig::default(),
+            )
+            .unwrap();
+            g.throughput(Throughput::Elements(op.mult_flops() as u64));
+            g.bench_function(format!("mult_flops/{basis:?}/cpu_streaming"), |b| {
+                b.iter(|| cpu.mult(&a64, &mut out64).unwrap())
             });
         }
     }

@@ -434,3 +434,16 @@ fn learn_tuner_measures_verifies_and_stores() {
     let bad = TuneSettings { strategy: "no such strategy".into(), ..settings };
     assert!(tune_streaming(&data, &grid, Basis::Linear, LearnKernel::Mult, &bad).is_err());
 }
+
+/// Adaptive grids of sg-core convert in their order; an empty one is an error.
+#[test]
+fn learn_grid_points_from_adaptive_grids() {
+    let spec = GridSpec::regular(3, 3).unwrap();
+    let adaptive = sg_core::AdaptiveGrid::from_spec(&spec).unwrap();
+    let pts = GridPoints::try_from(&adaptive).unwrap();
+    assert_eq!((pts.dim(), pts.len()), (3, adaptive.len()));
+    for j in 0..pts.len() {
+        assert_eq!(pts.point(j), (adaptive.levels_of(j), adaptive.indices_of(j)));
+    }
+    assert!(GridPoints::try_from(&sg_core::AdaptiveGrid::new(2).unwrap()).is_err());
+}
