@@ -87,4 +87,6 @@ mod book {
     mod sched {}
     #[doc = include_str!("../docs/src/wavefront/index.md")]
     mod wavefront {}
+    #[doc = include_str!("../docs/src/learn/index.md")]
+    mod learn {}
 }

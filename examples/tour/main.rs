@@ -5,6 +5,8 @@
 //! Each area of the library has one section: a function here, or a module file in this folder
 //! (`mod name;` below and one call in `main`), so that areas grow without touching each other.
 
+mod sg_learn;
+
 use std::time::Instant;
 
 use hetkit::cuda::{self, Gpu, GpuTimer};
@@ -34,6 +36,7 @@ fn main() {
     scan_section(gpu.as_ref());
     tridiagonal_section(gpu.as_ref());
     sort_section(gpu.as_ref());
+    sg_learn::section();
 }
 
 /// Seconds one call of `f` takes (best of three).

@@ -4,6 +4,7 @@
 use ndarray::{Array2, ArrayView2};
 use sg_core::{AdaptiveGrid, GridSpec};
 
+use crate::adjusted_rand_index;
 use crate::density::{DensityEstimator, DensityModel};
 use crate::error::{LearnError, Result};
 use crate::graph::{connected_components, knn_binned, knn_exact};
@@ -120,29 +121,111 @@ impl Clustering {
     }
 }
 
+/// The density at the data points and at the midpoints of the graph's edges.
+struct Densities {
+    nodes: Vec<f64>,
+    edges: Vec<(usize, usize)>,
+    midpoints: Vec<f64>,
+}
+
+fn densities(model: &DensityModel, x: ArrayView2<'_, f64>, graph: &[Vec<usize>]) -> Result<Densities> {
+    let nodes = model.evaluate(x)?.to_vec();
+    let edges: Vec<(usize, usize)> =
+        graph.iter().enumerate().flat_map(|(i, ns)| ns.iter().map(move |&j| (i, j))).collect();
+    let d = x.ncols();
+    let mid = Array2::from_shape_fn((edges.len().max(1), d), |(e, k)| match edges.get(e) {
+        Some(&(i, j)) => 0.5 * (x[[i, k]] + x[[j, k]]),
+        None => 0.5,
+    });
+    let midpoints = model.evaluate(mid.view())?.to_vec();
+    Ok(Densities { nodes, edges, midpoints })
+}
+
 /// Prunes nodes and edges below `threshold · max f̂(x_j)` (Alg. 12) and labels the components.
+fn label(f: &Densities, threshold: f64) -> Vec<Option<usize>> {
+    let cut = threshold * f.nodes.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let active: Vec<bool> = f.nodes.iter().map(|&v| v >= cut).collect();
+    let kept: Vec<(usize, usize)> = f
+        .edges
+        .iter()
+        .zip(&f.midpoints)
+        .filter(|&(&(i, j), &v)| active[i] && active[j] && v >= cut)
+        .map(|(e, _)| *e)
+        .collect();
+    connected_components(f.nodes.len(), &kept, &active)
+}
+
 fn prune_and_label(
     model: &DensityModel,
     x: ArrayView2<'_, f64>,
     graph: &[Vec<usize>],
     threshold: f64,
 ) -> Result<Vec<Option<usize>>> {
-    let f = model.evaluate(x)?;
-    let cut = threshold * f.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let active: Vec<bool> = f.iter().map(|&v| v >= cut).collect();
-    let edges: Vec<(usize, usize)> = graph
-        .iter()
-        .enumerate()
-        .flat_map(|(i, ns)| ns.iter().map(move |&j| (i, j)))
-        .filter(|&(i, j)| active[i] && active[j])
-        .collect();
-    let d = x.ncols();
-    let mid = Array2::from_shape_fn((edges.len().max(1), d), |(e, k)| match edges.get(e) {
-        Some(&(i, j)) => 0.5 * (x[[i, k]] + x[[j, k]]),
-        None => 0.5,
-    });
-    let fm = model.evaluate(mid.view())?;
-    let kept: Vec<(usize, usize)> =
-        edges.iter().zip(&fm).filter(|(_, v)| **v >= cut).map(|(e, _)| *e).collect();
-    Ok(connected_components(x.nrows(), &kept, &active))
+    Ok(label(&densities(model, x, graph)?, threshold))
+}
+
+/// The best `(λ, t)` of a grid search scored by the ARI against known labels (the thesis's
+/// parameter selection, as a plain grid instead of its adaptive refinement).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchResult {
+    /// The best `λ`.
+    pub lambda: f64,
+    /// The best threshold.
+    pub threshold: f64,
+    /// Its ARI.
+    pub ari: f64,
+    /// Its labels.
+    pub labels: Vec<Option<usize>>,
+}
+
+impl Clustering {
+    /// Tries every `λ` in `lambdas` and `t` in `thresholds` (the kNN graph is built once, the
+    /// density once per `λ`) and returns the pair with the highest ARI against `truth` (the
+    /// first on ties).
+    ///
+    /// # Errors
+    /// As [`fit`](Self::fit), plus empty candidate lists, `truth.len() != x.nrows()`, or a
+    /// threshold outside `[0, 1]`.
+    pub fn search(
+        &self,
+        x: ArrayView2<'_, f64>,
+        truth: &[Option<usize>],
+        lambdas: &[f64],
+        thresholds: &[f64],
+    ) -> Result<SearchResult> {
+        check_points(x)?;
+        if truth.len() != x.nrows() {
+            return Err(LearnError::LengthMismatch {
+                what: "reference labels",
+                expected: x.nrows(),
+                got: truth.len(),
+            });
+        }
+        if lambdas.is_empty() || thresholds.is_empty() {
+            return Err(LearnError::Empty { what: "the candidate list" });
+        }
+        if let Some(t) = thresholds.iter().find(|t| !(0.0..=1.0).contains(*t)) {
+            return Err(LearnError::InvalidParameter {
+                name: "threshold",
+                reason: format!("{t} is not in [0, 1]"),
+            });
+        }
+        let graph = match self.knn {
+            Knn::Exact => knn_exact(x, self.neighbors)?,
+            Knn::Binned(bins) => knn_binned(x, self.neighbors, bins)?,
+        };
+        let mut best: Option<SearchResult> = None;
+        for &lambda in lambdas {
+            let model = self.density.clone().lambda(lambda).fit(x)?;
+            let f = densities(&model, x, &graph)?;
+            for &threshold in thresholds {
+                let labels = label(&f, threshold);
+                let ari = adjusted_rand_index(&labels, truth);
+                if best.as_ref().is_none_or(|b| ari > b.ari) {
+                    best = Some(SearchResult { lambda, threshold, ari, labels });
+                }
+            }
+        }
+        Ok(best.expect("non-empty candidate lists"))
+    }
 }

@@ -31,7 +31,7 @@ pub mod operator;
 pub mod regression;
 
 pub use ari::adjusted_rand_index;
-pub use clustering::{Clustering, Knn};
+pub use clustering::{Clustering, Knn, SearchResult};
 pub use density::{DensityEstimator, DensityModel};
 pub use error::{LearnError, Result};
 pub use gpu::GpuStreaming;

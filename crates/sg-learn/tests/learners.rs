@@ -360,3 +360,23 @@ fn csv_errors_name_the_line() {
     assert!(matches!(datasets::read_csv("1,x\n".as_bytes(), false), Err(LearnError::Parse { line: 1, .. })));
     assert!(matches!(datasets::read_csv("a,b\n".as_bytes(), true), Err(LearnError::Empty { .. })));
 }
+
+#[test]
+fn the_parameter_search_finds_the_best_pair_of_its_grid() {
+    let blobs = datasets::GaussianBlobs { clusters: 3, dim: 2, sigma: 0.04, separation: 7.0, noise: 0.02 };
+    let (x, truth) = blobs.generate(300, 9).unwrap();
+    let c = Clustering::new(GridSpec::regular(2, 5).unwrap()).neighbors(6);
+    let (lambdas, thresholds) = ([1e-4, 1e-3], [0.02, 0.1, 0.3]);
+    let best = c.search(x.view(), &truth, &lambdas, &thresholds).unwrap();
+    // the oracle: every pair fitted from scratch
+    for &l in &lambdas {
+        for &t in &thresholds {
+            let labels = c.clone().lambda(l).threshold(t).fit(x.view()).unwrap();
+            assert!(adjusted_rand_index(&labels, &truth) <= best.ari + 1e-12);
+        }
+    }
+    let again = c.clone().lambda(best.lambda).threshold(best.threshold).fit(x.view()).unwrap();
+    assert_eq!(again, best.labels);
+    assert!(c.search(x.view(), &truth[1..], &lambdas, &thresholds).is_err());
+    assert!(c.search(x.view(), &truth, &[], &thresholds).is_err());
+}

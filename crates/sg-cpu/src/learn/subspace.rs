@@ -21,7 +21,8 @@
 
 use ndarray::ArrayView2;
 use rayon::prelude::*;
-use sg_core::basis::{BELOW_ONE, nearest_odd_index};
+use sg_core::basis::BELOW_ONE;
+use sg_core::spec::MAX_DIM;
 use sg_core::{AdaptiveGrid, Basis};
 
 use super::tuning::SubspaceTuning;
@@ -247,6 +248,8 @@ impl SubspaceOperator {
         };
         for s in 0..s_count {
             let l = self.subspace_levels(s);
+            let scales: [f64; MAX_DIM] =
+                std::array::from_fn(|k| if k < d { (1u64 << l[k]) as f64 } else { 0.0 });
             let slots = &self.slots[self.offsets[s]..self.offsets[s + 1]];
             for o in 0..len {
                 if w.next[o] != s {
@@ -256,9 +259,11 @@ impl SubspaceOperator {
                 let (prod, flat) = (&mut w.prod[o * (d + 1)..], &mut w.flat[o * (d + 1)..]);
                 let from = if self.tuning.reuse_intermediates { w.valid[o] } else { 0 };
                 for k in from..d {
-                    let i = nearest_odd_index(l[k], x[k].min(BELOW_ONE));
-                    prod[k + 1] = prod[k] * self.basis.eval_1d(l[k], i, x[k]);
-                    flat[k + 1] = (flat[k] << (l[k] - 1)) + (i >> 1) as usize;
+                    let (l, scale) = (l[k], scales[k]);
+                    let t = scale * x[k];
+                    let i = (scale * x[k].min(BELOW_ONE)) as u32 | 1;
+                    prod[k + 1] = prod[k] * phi(self.basis, l, i, t);
+                    flat[k + 1] = (flat[k] << (l - 1)) + (i >> 1) as usize;
                 }
                 let g = slots[flat[d]];
                 let (target, keep) = if g != MISSING {
@@ -273,6 +278,21 @@ impl SubspaceOperator {
                 w.valid[o] = keep;
             }
         }
+    }
+}
+
+/// The 1-D function `(l, i)` at `t = 2^l·x` (`i` the nearest odd index, so only the outermost
+/// modified functions need their own formula: thesis Eq. 6.13 with its branches, which are on
+/// `(l, i)` and predictable, not on `x`).
+#[inline(always)]
+fn phi(basis: Basis, l: u32, i: u32, t: f64) -> f64 {
+    let hat = (1.0 - (t - i as f64).abs()).max(0.0);
+    match basis {
+        Basis::Linear => hat,
+        Basis::ModifiedLinear if l == 1 => 1.0,
+        Basis::ModifiedLinear if i == 1 => (2.0 - t).max(0.0),
+        Basis::ModifiedLinear if i as u64 == (1u64 << l) - 1 => (t + 1.0 - i as f64).max(0.0),
+        Basis::ModifiedLinear => hat,
     }
 }
 

@@ -1,0 +1,104 @@
+//! hetkit's side of the learning peer comparison (`benches/peers/learn/run.sh`): writes the data
+//! sets as raw little-endian f64 files into OUT_DIR, fits them, and prints one `key=value` line
+//! per result for the peer script to join.
+//!
+//! `cargo run --release -p sg-learn --example learn_compare -- OUT_DIR [M]`
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Instant;
+
+use ndarray::Array2;
+use sg_learn::{
+    Backend, Basis, Clustering, CpuStreaming, CpuSubspace, DensityEstimator, GridSpec, Regressor,
+    adjusted_rand_index, datasets,
+};
+
+/// Regression: Friedman1, modified linear level 4, λ = 1e-5, fixed CG iterations.
+pub const REG_LEVEL: u32 = 4;
+const REG_ITERATIONS: usize = 50;
+const REG_LAMBDA: f64 = 1e-5;
+/// Density and clustering: 10 blobs in 5-D, σ = 0.05, 7σ apart, 2 % noise; level 5 grid.
+const BLOB_DIM: usize = 5;
+const BLOB_LEVEL: u32 = 5;
+const BLOB_LAMBDA: f64 = 1e-4;
+
+fn write(path: &str, values: impl Iterator<Item = f64>) -> std::io::Result<()> {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for v in values {
+        f.write_all(&v.to_le_bytes())?;
+    }
+    f.flush()
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let out = args.first().ok_or("usage: learn_compare OUT_DIR [M]")?.clone();
+    let m: usize = args.get(1).map_or(Ok(20_000), |s| s.parse())?;
+    std::fs::create_dir_all(&out)?;
+    let threads = rayon::current_num_threads();
+    println!("# m={m} threads={threads}");
+
+    let (x, y) = datasets::friedman1(m, 1.0, 1);
+    let (xt, yt) = datasets::friedman1(10_000, 1.0, 2);
+    write(&format!("{out}/fried_x.f64"), x.iter().copied())?;
+    write(&format!("{out}/fried_y.f64"), y.iter().copied())?;
+    write(&format!("{out}/fried_xt.f64"), xt.iter().copied())?;
+    write(&format!("{out}/fried_yt.f64"), yt.iter().copied())?;
+    let spec = GridSpec::regular(10, REG_LEVEL)?;
+    let backends: [Arc<dyn Backend>; 2] =
+        [Arc::new(CpuStreaming::default()), Arc::new(CpuSubspace::default())];
+    for backend in backends {
+        let name = backend.name();
+        let t = Instant::now();
+        let model = Regressor::new(spec.clone())
+            .basis(Basis::ModifiedLinear)
+            .lambda(REG_LAMBDA)
+            .max_iterations(REG_ITERATIONS)
+            .tolerance(0.0)
+            .backend(backend)
+            .fit(x.view(), y.view())?;
+        let s = t.elapsed().as_secs_f64() / model.report().iterations.max(1) as f64;
+        let mse = model.mse(xt.view(), yt.view())?;
+        println!(
+            "regression who=hetkit-{name} level={REG_LEVEL} N={} s_per_iteration={s:.6e} mse={mse:.6}",
+            spec.len()
+        );
+    }
+
+    let blobs =
+        datasets::GaussianBlobs { clusters: 10, dim: BLOB_DIM, sigma: 0.05, separation: 7.0, noise: 0.02 };
+    let (bx, truth) = blobs.generate(m, 3)?;
+    let probe = Array2::from_shape_fn((5_000, BLOB_DIM), {
+        let (px, _) = blobs.generate(5_000, 4)?;
+        move |(i, k)| px[[i, k]]
+    });
+    write(&format!("{out}/blobs_x.f64"), bx.iter().copied())?;
+    write(&format!("{out}/blobs_labels.f64"), truth.iter().map(|l| l.map_or(-1.0, |c| c as f64)))?;
+    write(&format!("{out}/blobs_probe.f64"), probe.iter().copied())?;
+    let t = Instant::now();
+    let density = DensityEstimator::new(GridSpec::regular(BLOB_DIM, BLOB_LEVEL)?)
+        .lambda(BLOB_LAMBDA)
+        .tolerance(1e-3)
+        .fit(bx.view())?;
+    let secs = t.elapsed().as_secs_f64();
+    let f = density.evaluate(probe.view())?;
+    write(&format!("{out}/blobs_density_hetkit.f64"), f.iter().copied())?;
+    println!(
+        "density who=hetkit level={BLOB_LEVEL} N={} seconds={secs:.4} iterations={}",
+        density.grid().len(),
+        density.report().iterations
+    );
+    let t = Instant::now();
+    let labels = Clustering::new(GridSpec::regular(BLOB_DIM, BLOB_LEVEL)?)
+        .lambda(BLOB_LAMBDA)
+        .neighbors(6)
+        .threshold(0.1)
+        .fit(bx.view())?;
+    println!(
+        "clustering who=hetkit seconds={:.4} ari={:.4}",
+        t.elapsed().as_secs_f64(),
+        adjusted_rand_index(&labels, &truth)
+    );
+    Ok(())
+}
