@@ -135,6 +135,7 @@ impl From<sg_cuda::Error> for Error {
             sg_cuda::Error::Cuda(e) => Error::Cuda(e),
             sg_cuda::Error::Cpu(e) => e.into(),
             sg_cuda::Error::Sg(e) => Error::Grid(e),
+            sg_cuda::Error::Tune(e) => Error::Tune(e),
             other => Error::GridGpu(other),
         }
     }
@@ -164,6 +165,11 @@ impl From<sg_learn::LearnError> for Error {
         match e {
             sg_learn::LearnError::Grid(e) => Error::Grid(e),
             sg_learn::LearnError::Cpu(e) => e.into(),
+            // The GPU backend's errors are sg-cuda's: flattened like every other GPU error.
+            sg_learn::LearnError::Backend { backend, source } => match source.downcast::<sg_cuda::Error>() {
+                Ok(e) => (*e).into(),
+                Err(source) => Error::Learn(sg_learn::LearnError::Backend { backend, source }),
+            },
             other => Error::Learn(other),
         }
     }
@@ -194,5 +200,12 @@ mod tests {
         let split = hetero_sched::split::SplitError::Cuda(cuda_kernels::Error::NoDriver);
         assert!(Error::from(split).is_no_gpu());
         assert!(matches!(Error::from(hetero_sched::split::SplitError::NoDevices), Error::Split(_)));
+        let gpu_learner = sg_learn::LearnError::Backend {
+            backend: "gpu-streaming",
+            source: Box::new(sg_cuda::Error::Cuda(cuda_kernels::Error::NoDriver)),
+        };
+        assert!(Error::from(gpu_learner).is_no_gpu());
+        let other = sg_learn::LearnError::Backend { backend: "x", source: "boom".into() };
+        assert!(matches!(Error::from(other), Error::Learn(_)));
     }
 }

@@ -75,6 +75,8 @@ mod book {
     mod sg_cpu {}
     #[doc = include_str!("../docs/src/sg/cuda.md")]
     mod sg_cuda {}
+    #[doc = include_str!("../docs/src/learn/gpu.md")]
+    mod learn_gpu {}
     #[doc = include_str!("../docs/src/prefix/scan.md")]
     mod scan {}
     #[doc = include_str!("../docs/src/prefix/tridiagonal.md")]

@@ -22,6 +22,9 @@ pub enum Error {
     /// Arguments whose shapes do not fit together.
     #[error("shape mismatch: {0}")]
     Shape(String),
+    /// A tuning run could not start or store its results (bad strategy or budget, cache I/O).
+    #[error(transparent)]
+    Tune(#[from] hetero_sched::tune::TuneError),
     /// A launch parameter outside what the kernels support.
     #[error("invalid launch parameter: {0}")]
     Config(String),

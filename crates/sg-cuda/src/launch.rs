@@ -137,6 +137,31 @@ mod tests {
     }
 
     #[test]
+    fn learn_kernel_names_and_argument_widths_match_the_ptx() {
+        use crate::learn::LearnKernel;
+        let Some(ptx) = ptx_of(crate::learn::LEARN_MODULE) else {
+            println!("SKIPPED learn_kernel_names_and_argument_widths_match_the_ptx: no nvcc PTX embedded");
+            return;
+        };
+        // streaming.rs and mass.rs push: pointers and u64 are 8 bytes, d, prefetch, use_shared
+        // u32, the mass kernel's lambda a T.
+        let mult = [8, 8, 8, 4, 8, 8, 8, 8, 8, 8, 8, 4, 4, 8];
+        let mult_t = [8, 8, 8, 4, 8, 8, 8, 8, 8, 8, 8, 4, 4, 8];
+        for (t, lambda) in [("f32", 4), ("f64", 8)] {
+            let mass = [8, 8, 8, 8, 8, 8, 4, 8, lambda, 8, 4, 4, 8];
+            for (k, want) in [
+                (LearnKernel::Mult, &mult[..]),
+                (LearnKernel::Transposed, &mult_t[..]),
+                (LearnKernel::Mass, &mass[..]),
+            ] {
+                let name =
+                    if t == "f32" { crate::learn::entry::<f32>(k) } else { crate::learn::entry::<f64>(k) };
+                assert_eq!(entry_params(ptx, &name).as_deref(), Some(want), "{name}");
+            }
+        }
+    }
+
+    #[test]
     fn grid_limit() {
         assert_eq!(grid_x(MAX_GRID_X, "x").unwrap(), i32::MAX as u32);
         assert!(grid_x(MAX_GRID_X + 1, "x").is_err());

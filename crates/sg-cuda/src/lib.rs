@@ -6,6 +6,8 @@
 //!   [`DeviceGrid::evaluate`], [`DeviceGrid::evaluate_stream`].
 //! - [`DeviceMatrix`] and [`DeviceMatrix::spvm`]: the sparse vector-matrix product.
 //! - [`HeteroEvaluator`] and [`Split`]: evaluation split between sg-cpu and the GPU.
+//! - [`learn`]: the operators of sparse grid regression and density estimation (`B α`, `Bᵀ v`,
+//!   the mass-matrix product) by the unified streaming algorithm.
 //! - [`tables`] and [`emulate`]: the host-built tables and CPU emulators of the kernels (tests).
 //!
 //! Every entry point returns an error, never panics, on a machine without a GPU.
@@ -17,6 +19,7 @@ mod error;
 mod evaluate;
 mod hierarchize;
 mod launch;
+pub mod learn;
 pub mod split;
 mod spvm;
 pub mod tables;

@@ -63,6 +63,12 @@ impl Clustering {
         self
     }
 
+    /// Estimates the density on `gpu` (the kNN graph stays on the CPU).
+    pub fn gpu(mut self, gpu: &cuda_kernels::Gpu) -> Self {
+        self.density = self.density.gpu(gpu);
+        self
+    }
+
     /// `k` of the kNN graph.
     pub fn neighbors(mut self, k: usize) -> Self {
         self.neighbors = k;

@@ -86,6 +86,11 @@ impl DensityEstimator {
         self
     }
 
+    /// Runs the operators on `gpu` ([`GpuStreaming`](crate::GpuStreaming), `f64`).
+    pub fn gpu(self, gpu: &cuda_kernels::Gpu) -> Self {
+        self.backend(Arc::new(crate::GpuStreaming::new(gpu)))
+    }
+
     /// Estimates the density of the rows of `x`.
     ///
     /// # Errors

@@ -108,6 +108,11 @@ impl Regressor {
         self
     }
 
+    /// Runs the operators on `gpu` ([`GpuStreaming`](crate::GpuStreaming), `f64`).
+    pub fn gpu(self, gpu: &cuda_kernels::Gpu) -> Self {
+        self.backend(Arc::new(crate::GpuStreaming::new(gpu)))
+    }
+
     /// Fits `y ≈ f(x)` on the rows of `x`.
     ///
     /// # Errors
