@@ -655,6 +655,28 @@ mod transport {
         });
         run_bounded(p, Duration::from_secs(30)).unwrap();
         assert_eq!(*got.lock().unwrap(), (0..5000).collect::<Vec<_>>());
+
+        // Cancelling an in-process transport stops its run: a stage blocked in `pop` on another
+        // channel is woken with `Cancelled`, and the run ends with an error.
+        let mut p = Pipeline::new();
+        let (tx, _rx) = p.channel::<u8>();
+        let (keep, mut blocked) = p.channel::<u8>();
+        p.stage("canceller", move || {
+            thread::sleep(Duration::from_millis(30));
+            TransportSender::cancel(tx);
+            Ok::<(), StreamError>(())
+        });
+        p.stage("waiter", move || {
+            let _keep = keep;
+            blocked.pop(1, 1).map(drop)
+        });
+        let err = run_bounded(p, Duration::from_secs(20)).unwrap_err();
+        assert_eq!(err.stage(), Some("waiter"));
+        assert!(
+            matches!(err, StreamError::Stage { ref source, .. }
+            if matches!(source.downcast_ref::<StreamError>(), Some(StreamError::Cancelled))),
+            "{err}"
+        );
     }
 
     /// Encodes with a sender into memory, then decodes with a receiver handing out `max` at a time.
