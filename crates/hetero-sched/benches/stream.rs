@@ -12,6 +12,7 @@
 //! After criterion, with `--bench`, a table of medians and ratios is printed.
 
 use std::hint::black_box;
+use std::ops::Range;
 use std::sync::mpsc;
 use std::thread;
 use std::time::Instant;
@@ -65,44 +66,58 @@ fn run_stream(n: usize, batch: usize) -> u64 {
     out_rx.recv().expect("sum")
 }
 
-fn run_crossbeam_items(n: usize) -> u64 {
-    let (tx, rx) = crossbeam_channel::unbounded::<u32>();
-    let h = thread::spawn(move || rx.iter().map(|v| v as u64).sum::<u64>());
-    for i in 0..n {
-        tx.send(item(i)).expect("receiver alive");
+/// Sums, on a consumer thread, the batches `rx` yields (`Vec`s, or single items as one-item
+/// batches), so that every peer channel is driven by the same producer and consumer code.
+fn consumer<B: AsRef<[u32]>>(rx: impl IntoIterator<Item = B> + Send + 'static) -> thread::JoinHandle<u64> {
+    thread::spawn(move || rx.into_iter().map(|b| b.as_ref().iter().map(|&x| x as u64).sum::<u64>()).sum())
+}
+
+/// Sends items `0..n` as messages of `batch` items (`message` builds one from a range of item
+/// indices) through `send`, then drops the sending end (closing the channel) and returns the
+/// consumer's sum. Generic rather than `fn` pointers, so the per-item path is inlined as it would
+/// be in hand-written code.
+fn produce<Tx, M>(
+    (n, batch): (usize, usize),
+    tx: Tx,
+    sum: thread::JoinHandle<u64>,
+    message: impl Fn(Range<usize>) -> M,
+    send: impl Fn(&Tx, M),
+) -> u64 {
+    for at in (0..n).step_by(batch) {
+        send(&tx, message(at..(at + batch).min(n)));
     }
     drop(tx);
-    h.join().expect("consumer")
+    sum.join().expect("consumer")
+}
+
+fn one_item(r: Range<usize>) -> u32 {
+    item(r.start)
+}
+
+fn vec_of_items(r: Range<usize>) -> Vec<u32> {
+    r.map(item).collect()
+}
+
+fn run_crossbeam_items(n: usize) -> u64 {
+    let (tx, rx) = crossbeam_channel::unbounded::<u32>();
+    let sum = consumer(rx.into_iter().map(|v| [v]));
+    produce((n, 1), tx, sum, one_item, |tx, v| tx.send(v).expect("receiver alive"))
 }
 
 fn run_crossbeam_vecs(n: usize, batch: usize) -> u64 {
     let (tx, rx) = crossbeam_channel::unbounded::<Vec<u32>>();
-    let h = thread::spawn(move || rx.iter().map(|v| v.iter().map(|&x| x as u64).sum::<u64>()).sum::<u64>());
-    for at in (0..n).step_by(batch) {
-        tx.send((at..(at + batch).min(n)).map(item).collect()).expect("receiver alive");
-    }
-    drop(tx);
-    h.join().expect("consumer")
+    produce((n, batch), tx, consumer(rx), vec_of_items, |tx, v| tx.send(v).expect("receiver alive"))
 }
 
 fn run_mpsc_items(n: usize) -> u64 {
     let (tx, rx) = mpsc::channel::<u32>();
-    let h = thread::spawn(move || rx.iter().map(|v| v as u64).sum::<u64>());
-    for i in 0..n {
-        tx.send(item(i)).expect("receiver alive");
-    }
-    drop(tx);
-    h.join().expect("consumer")
+    let sum = consumer(rx.into_iter().map(|v| [v]));
+    produce((n, 1), tx, sum, one_item, |tx, v| tx.send(v).expect("receiver alive"))
 }
 
 fn run_mpsc_vecs(n: usize, batch: usize) -> u64 {
     let (tx, rx) = mpsc::channel::<Vec<u32>>();
-    let h = thread::spawn(move || rx.iter().map(|v| v.iter().map(|&x| x as u64).sum::<u64>()).sum::<u64>());
-    for at in (0..n).step_by(batch) {
-        tx.send((at..(at + batch).min(n)).map(item).collect()).expect("receiver alive");
-    }
-    drop(tx);
-    h.join().expect("consumer")
+    produce((n, batch), tx, consumer(rx), vec_of_items, |tx, v| tx.send(v).expect("receiver alive"))
 }
 
 type Contender = (&'static str, fn(usize, usize) -> u64);

@@ -509,3 +509,397 @@ fn panicking_stage_ends_the_run_naming_it() {
         other => panic!("expected a panic report, got {other}"),
     }
 }
+
+// ---- Transports: pipelines joined by a byte stream (socket) ----
+
+mod transport {
+    use super::*;
+    use hetero_sched::stream::{
+        ByteReceiver, ByteSender, MAX_FRAME_BYTES, TAG_CANCEL, TAG_DATA, TransportReceiver, TransportSender,
+        Wire, receive_all, send_all,
+    };
+    use std::io::Write;
+    use std::net::{TcpListener, TcpStream};
+    use std::os::unix::net::UnixStream;
+
+    fn never() -> bool {
+        false
+    }
+
+    /// Runs several pipelines at once (each is one "process"), every one in bounded time.
+    fn run_all(pipelines: Vec<Pipeline>, limit: Duration) -> Vec<Result<Report, StreamError>> {
+        let handles: Vec<_> =
+            pipelines.into_iter().map(|p| thread::spawn(move || run_bounded(p, limit))).collect();
+        handles.into_iter().map(|h| h.join().expect("the run did not finish in bounded time")).collect()
+    }
+
+    /// A pipeline whose only stage pushes what arrives on `sock` into a channel, and a sink
+    /// stage draining that channel with random elastic pops into the returned vector.
+    fn sink_pipeline<T: Wire>(sock: UnixStream, seed: u64) -> (Pipeline, Shared<T>) {
+        let mut p = Pipeline::new();
+        let (tx, mut rx) = p.channel::<T>();
+        p.stage("from socket", move || receive_all(ByteReceiver::<T, _>::new(sock), &tx, 64));
+        let got = shared();
+        let out = got.clone();
+        p.stage("sink", move || -> Result<(), StreamError> {
+            // Like `drain_randomly`, but a stopped run is an error of this stage, not a panic.
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            loop {
+                let min = rng.random_range(1..20);
+                let Some(batch) = rx.pop(min, min + rng.random_range(0..30))? else { return Ok(()) };
+                let k = rng.random_range(0..=batch.len());
+                out.lock().unwrap().extend_from_slice(&batch[..k]);
+                batch.finalize(k)?;
+            }
+        });
+        (p, got)
+    }
+
+    /// source | socket | FIR | socket | sink: three pipelines, as if on three processes, give the
+    /// direct convolution, exactly N - m + 1 outputs, for random batch sizes on every hop.
+    #[test]
+    fn fir_order_100_across_two_sockets_equals_direct_convolution() {
+        for (n, seed) in [(99usize, 31u64), (100, 32), (1009, 33), (4001, 34)] {
+            let m = 100;
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let h: Vec<f64> = (0..m).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let x: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let (s1a, s1b) = UnixStream::pair().unwrap();
+            let (s2a, s2b) = UnixStream::pair().unwrap();
+
+            let mut a = Pipeline::new();
+            let (src, mut to_net) = a.channel::<f64>();
+            let input = x.clone();
+            a.stage("source", move || {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 1);
+                let mut at = 0;
+                while at < input.len() {
+                    let k = rng.random_range(1..=300).min(input.len() - at);
+                    src.push(&input[at..at + k])?;
+                    at += k;
+                }
+                Ok::<(), StreamError>(())
+            });
+            a.stage("to socket", move || send_all(&mut to_net, ByteSender::new(s1a), 57));
+
+            let mut b = Pipeline::new();
+            let (net_in, fir_in) = b.channel::<f64>();
+            let (fir_out, mut fir_net) = b.channel::<f64>();
+            b.stage("from socket", move || receive_all(ByteReceiver::<f64, _>::new(s1b), &net_in, 300));
+            let hh = h.clone();
+            b.stage("fir", move || fir_stage(hh, fir_in, fir_out, seed ^ 2));
+            b.stage("to socket", move || send_all(&mut fir_net, ByteSender::new(s2a), 1000));
+
+            let (c, got) = sink_pipeline::<f64>(s2b, seed ^ 3);
+            for r in run_all(vec![a, b, c], Duration::from_secs(60)) {
+                r.expect("every pipeline ends normally");
+            }
+            let got = got.lock().unwrap().clone();
+            assert_eq!(got.len(), (n + 1).saturating_sub(m), "exactly N - m + 1 outputs (none for N < m)");
+            assert_eq!(got, direct_fir(&h, &x), "n = {n}");
+        }
+    }
+
+    /// Random batches of several item types over TCP on localhost arrive whole and in order, and
+    /// the end of stream reaches the far pipeline (its run finishes).
+    #[test]
+    fn random_batches_over_tcp_keep_order_and_end() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        let n = 20_011u32;
+        let want: Vec<[u32; 2]> = (0..n).map(|i| [i, i.wrapping_mul(2_654_435_761)]).collect();
+        let mut a = Pipeline::new();
+        let (mut tx, mut to_net) = a.channel::<[u32; 2]>();
+        let items = want.clone();
+        a.stage("producer", move || {
+            let mut rng = ChaCha8Rng::seed_from_u64(5);
+            for chunk in items.chunks(rng.random_range(1..500)) {
+                let mut slot = tx.reserve(chunk.len());
+                slot.copy_from_slice(chunk);
+                slot.commit(chunk.len())?;
+            }
+            Ok::<(), StreamError>(())
+        });
+        a.stage("to tcp", move || send_all(&mut to_net, ByteSender::new(client), 333));
+        let mut b = Pipeline::new();
+        let (tx, mut rx) = b.channel::<[u32; 2]>();
+        b.stage("from tcp", move || receive_all(ByteReceiver::<[u32; 2], _>::new(server), &tx, 100));
+        let got = shared();
+        let out = got.clone();
+        b.stage("sink", move || {
+            out.lock().unwrap().extend(drain_randomly(&mut rx, 9));
+            Ok::<(), StreamError>(())
+        });
+        for r in run_all(vec![a, b], Duration::from_secs(30)) {
+            r.unwrap();
+        }
+        assert_eq!(*got.lock().unwrap(), want);
+    }
+
+    /// The in-process endpoints are a transport too: the same bridges over a local channel.
+    #[test]
+    fn in_process_endpoints_implement_the_transport() {
+        let mut p = Pipeline::new();
+        let (src, mut first) = p.channel::<i64>();
+        let (relay_tx, relay_rx) = p.channel::<i64>();
+        let (out_tx, mut out) = p.channel::<i64>();
+        p.stage("source", move || src.push(&(0..5000).collect::<Vec<_>>()));
+        p.stage("send", move || send_all(&mut first, relay_tx, 17));
+        p.stage("receive", move || receive_all(relay_rx, &out_tx, 23));
+        let got = shared();
+        let sink = got.clone();
+        p.stage("sink", move || {
+            sink.lock().unwrap().extend(drain_randomly(&mut out, 4));
+            Ok::<(), StreamError>(())
+        });
+        run_bounded(p, Duration::from_secs(30)).unwrap();
+        assert_eq!(*got.lock().unwrap(), (0..5000).collect::<Vec<_>>());
+
+        // Cancelling an in-process transport stops its run: a stage blocked in `pop` on another
+        // channel is woken with `Cancelled`, and the run ends with an error.
+        let mut p = Pipeline::new();
+        let (tx, _rx) = p.channel::<u8>();
+        let (keep, mut blocked) = p.channel::<u8>();
+        p.stage("canceller", move || {
+            thread::sleep(Duration::from_millis(30));
+            TransportSender::cancel(tx);
+            Ok::<(), StreamError>(())
+        });
+        p.stage("waiter", move || {
+            let _keep = keep;
+            blocked.pop(1, 1).map(drop)
+        });
+        let err = run_bounded(p, Duration::from_secs(20)).unwrap_err();
+        assert_eq!(err.stage(), Some("waiter"));
+        assert!(
+            matches!(err, StreamError::Stage { ref source, .. }
+            if matches!(source.downcast_ref::<StreamError>(), Some(StreamError::Cancelled))),
+            "{err}"
+        );
+    }
+
+    /// Encodes with a sender into memory, then decodes with a receiver handing out `max` at a time.
+    fn round_trip<T: Wire + PartialEq + std::fmt::Debug>(batches: &[Vec<T>], max: usize) -> Vec<T> {
+        let mut bytes = Vec::new();
+        let mut tx = ByteSender::<T, _>::new(&mut bytes);
+        for b in batches {
+            tx.send(b).unwrap();
+        }
+        tx.close().unwrap();
+        let mut rx = ByteReceiver::<T, _>::new(&bytes[..]);
+        let mut out = Vec::new();
+        loop {
+            let before = out.len();
+            let k = rx.recv(&mut out, max, &never).unwrap();
+            assert!(k <= max && out.len() == before + k);
+            if k == 0 {
+                break;
+            }
+        }
+        assert_eq!(rx.recv(&mut out, max, &never).unwrap(), 0, "the end stays the end");
+        out
+    }
+
+    #[test]
+    fn wire_encoding_round_trips_and_is_little_endian() {
+        let ints: Vec<Vec<i32>> = vec![vec![-1, 0, i32::MAX], vec![], vec![i32::MIN, 7]];
+        assert_eq!(round_trip(&ints, 2), [-1, 0, i32::MAX, i32::MIN, 7]);
+        let floats = vec![vec![1.5f64, -0.0, f64::INFINITY, f64::MIN_POSITIVE]];
+        let back = round_trip(&floats, 10);
+        assert_eq!(
+            back.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            floats[0].iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
+        assert_eq!(round_trip(&[vec![true, false, true]], 1), [true, false, true]);
+        assert_eq!(round_trip(&[vec![[1u16, 2, 3], [4, 5, 6]]], 1), [[1, 2, 3], [4, 5, 6]]);
+        // The bytes on the wire, written out by hand: tag, size, count, items, end tag.
+        let mut bytes = Vec::new();
+        let mut tx = ByteSender::<u16, _>::new(&mut bytes);
+        tx.send(&[0x0102, 0x0304]).unwrap();
+        tx.close().unwrap();
+        assert_eq!(bytes, [TAG_DATA, 2, 0, 0, 0, 2, 0, 0, 0, 0x02, 0x01, 0x04, 0x03, 1]);
+    }
+
+    /// A batch larger than one frame is split, and arrives whole and in order.
+    #[test]
+    fn a_batch_above_the_frame_limit_is_split() {
+        let n = MAX_FRAME_BYTES / 8 + 3;
+        let big: Vec<u64> = (0..n as u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        let mut bytes = Vec::new();
+        let mut tx = ByteSender::<u64, _>::new(&mut bytes);
+        tx.send(&big).unwrap();
+        tx.close().unwrap();
+        assert_eq!(bytes.len(), 8 * n + 2 * 9 + 1, "two data frames and an end frame");
+        assert_eq!(u32::from_le_bytes(bytes[5..9].try_into().unwrap()) as usize, MAX_FRAME_BYTES / 8);
+        let mut rx = ByteReceiver::<u64, _>::new(&bytes[..]);
+        let mut out = Vec::new();
+        while rx.recv(&mut out, usize::MAX, &never).unwrap() > 0 {}
+        assert!(out == big);
+    }
+
+    fn decode_error<T: Wire>(bytes: &[u8]) -> StreamError {
+        let mut rx = ByteReceiver::<T, _>::new(bytes);
+        let mut out = Vec::new();
+        loop {
+            match rx.recv(&mut out, 1000, &never) {
+                Ok(0) => panic!("malformed input decoded to a clean end"),
+                Ok(_) => {}
+                Err(e) => return e,
+            }
+        }
+    }
+
+    #[test]
+    fn malformed_frames_are_errors() {
+        let data = |size: u32, count: u32| {
+            let mut f = vec![TAG_DATA];
+            f.extend(size.to_le_bytes());
+            f.extend(count.to_le_bytes());
+            f
+        };
+        assert!(matches!(decode_error::<u8>(&[9]), StreamError::Protocol(m) if m.contains("tag 9")));
+        assert!(
+            matches!(decode_error::<u32>(&data(8, 1)), StreamError::Protocol(m) if m.contains("8 bytes"))
+        );
+        assert!(
+            matches!(decode_error::<u32>(&data(4, u32::MAX)), StreamError::Protocol(m) if m.contains("limit"))
+        );
+        let mut bad_bool = data(1, 1);
+        bad_bool.push(7);
+        assert!(matches!(decode_error::<bool>(&bad_bool), StreamError::Protocol(_)));
+        // Truncated: a header promising 3 items, 2 delivered, then the connection closes.
+        let mut cut = data(2, 3);
+        cut.extend([1, 0, 2, 0]);
+        assert!(
+            matches!(decode_error::<u16>(&cut), StreamError::Transport(e) if e.kind() == std::io::ErrorKind::UnexpectedEof)
+        );
+        // No end frame at all: the peer vanished.
+        assert!(matches!(decode_error::<u8>(&[]), StreamError::Transport(_)));
+        assert!(matches!(decode_error::<u8>(&[TAG_CANCEL]), StreamError::Cancelled));
+        // An unclosed sender that is dropped tells the peer it stopped abnormally.
+        let mut bytes = Vec::new();
+        let mut tx = ByteSender::<u8, _>::new(&mut bytes);
+        tx.send(&[1, 2]).unwrap();
+        drop(tx);
+        assert!(matches!(decode_error::<u8>(&bytes), StreamError::Cancelled));
+    }
+
+    /// The producing process dies mid-stream (its socket closes after half a frame): the far
+    /// pipeline ends with a transport error naming its bridge stage, in bounded time.
+    #[test]
+    fn a_dropped_sending_peer_is_an_error_not_a_hang() {
+        let (mut raw, theirs) = UnixStream::pair().unwrap();
+        let (p, _) = sink_pipeline::<u32>(theirs, 1);
+        let writer = thread::spawn(move || {
+            let mut frame = vec![TAG_DATA];
+            frame.extend(4u32.to_le_bytes());
+            frame.extend(10u32.to_le_bytes());
+            frame.extend([0u8; 12]);
+            raw.write_all(&frame).unwrap();
+            thread::sleep(Duration::from_millis(50));
+        }); // `raw` is dropped here: the peer process is gone.
+        let t = Instant::now();
+        let err = run_bounded(p, Duration::from_secs(20)).unwrap_err();
+        writer.join().unwrap();
+        assert!(t.elapsed() < Duration::from_secs(10));
+        assert_eq!(err.stage(), Some("from socket"));
+        assert!(
+            matches!(err, StreamError::Stage { ref source, .. }
+            if matches!(source.downcast_ref::<StreamError>(), Some(StreamError::Transport(_)))),
+            "{err}"
+        );
+    }
+
+    /// The receiving process dies: the sending pipeline's bridge gets a transport error instead
+    /// of writing forever, and its run ends naming it.
+    #[test]
+    fn a_dropped_receiving_peer_is_an_error_not_a_hang() {
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        drop(theirs);
+        let mut p = Pipeline::new();
+        let (src, mut to_net) = p.channel::<u64>();
+        p.stage("endless", move || {
+            loop {
+                src.push(&[7; 512])?;
+            }
+            #[allow(unreachable_code)]
+            Ok::<(), StreamError>(())
+        });
+        p.stage("to socket", move || send_all(&mut to_net, ByteSender::new(ours), 4096));
+        let err = run_bounded(p, Duration::from_secs(20)).unwrap_err();
+        assert_eq!(err.stage(), Some("to socket"));
+        assert!(err.to_string().contains("transport"), "{err}");
+    }
+
+    /// A failing stage on one side stops the other side: the sending pipeline's failure crosses
+    /// the socket as a cancel frame; and a pipeline whose own stage fails while its bridge is
+    /// blocked reading an idle socket (with a read timeout) still ends in bounded time.
+    #[test]
+    fn cancellation_crosses_the_socket_both_ways() {
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let mut a = Pipeline::new();
+        let (src, mut to_net) = a.channel::<u8>();
+        a.stage("source", move || -> Result<(), hetero_sched::stream::BoxError> {
+            src.push(&[1, 2, 3])?;
+            thread::sleep(Duration::from_millis(30));
+            Err("sensor unplugged".into())
+        });
+        a.stage("to socket", move || send_all(&mut to_net, ByteSender::new(ours), 64));
+        let (b, _) = sink_pipeline::<u8>(theirs, 2);
+        let results = run_all(vec![a, b], Duration::from_secs(20));
+        assert_eq!(results[0].as_ref().unwrap_err().stage(), Some("source"));
+        let far = results[1].as_ref().unwrap_err();
+        assert_eq!(far.stage(), Some("from socket"));
+        assert!(
+            matches!(far, StreamError::Stage { source, .. }
+            if matches!(source.downcast_ref::<StreamError>(), Some(StreamError::Cancelled))),
+            "{far}"
+        );
+
+        // The failing stage ends its output stream first and fails only afterwards: the bridge
+        // must still send a cancel, not an end, because its producer did not finish cleanly.
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let mut a = Pipeline::new();
+        let (src, mut to_net) = a.channel::<u8>();
+        a.stage("source", move || -> Result<(), hetero_sched::stream::BoxError> {
+            src.push(&[4, 5])?;
+            drop(src);
+            thread::sleep(Duration::from_millis(50));
+            Err("checksum mismatch after the last block".into())
+        });
+        a.stage("to socket", move || send_all(&mut to_net, ByteSender::new(ours), 64));
+        let (b, _) = sink_pipeline::<u8>(theirs, 3);
+        let results = run_all(vec![a, b], Duration::from_secs(20));
+        assert_eq!(results[0].as_ref().unwrap_err().stage(), Some("source"));
+        assert_eq!(results[1].as_ref().unwrap_err().stage(), Some("from socket"));
+
+        // A stage that ends a channel and bridges it itself does not wait for itself.
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let mut a = Pipeline::new();
+        a.stage("self-bridge", move || {
+            let (tx, mut rx) = Pipeline::new().channel::<u8>();
+            tx.push(&[6])?;
+            drop(tx);
+            send_all(&mut rx, ByteSender::new(ours), 8)
+        });
+        let (b, got) = sink_pipeline::<u8>(theirs, 5);
+        for r in run_all(vec![a, b], Duration::from_secs(20)) {
+            r.unwrap();
+        }
+        assert_eq!(*got.lock().unwrap(), [6]);
+
+        let (idle, listening) = UnixStream::pair().unwrap();
+        listening.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        let (mut b, _) = sink_pipeline::<u8>(listening, 6);
+        b.stage("bad", || {
+            thread::sleep(Duration::from_millis(30));
+            Err::<(), _>("out of memory")
+        });
+        let t = Instant::now();
+        let err = run_bounded(b, Duration::from_secs(20)).unwrap_err();
+        assert!(t.elapsed() < Duration::from_secs(10));
+        assert_eq!(err.stage(), Some("bad"));
+        drop(idle);
+    }
+}

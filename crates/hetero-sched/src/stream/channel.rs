@@ -52,6 +52,49 @@ impl RunState {
     }
 }
 
+/// How one stage ended, for bridges that must not report a clean end of stream for a producer
+/// that failed: a stage's captured senders are dropped (closing its channels) before the run
+/// learns that the stage returned an error.
+#[derive(Default)]
+pub(crate) struct StageDone {
+    /// `Some(true)` when the stage returned `Ok`, `Some(false)` when it failed or panicked.
+    outcome: Mutex<Option<bool>>,
+    done: Condvar,
+}
+
+impl StageDone {
+    /// Publishes the stage's outcome; called after a failure was recorded and the run stopped.
+    pub(crate) fn finish(&self, ok: bool) {
+        *lock(&self.outcome) = Some(ok);
+        self.done.notify_all();
+    }
+
+    /// Waits until the stage has returned; true when it succeeded.
+    fn succeeded(&self) -> bool {
+        let mut o = lock(&self.outcome);
+        loop {
+            if let Some(ok) = *o {
+                return ok;
+            }
+            o = self.done.wait(o).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+thread_local! {
+    /// The stage running on this thread, if any.
+    static CURRENT_STAGE: std::cell::RefCell<Option<Arc<StageDone>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Marks this thread as running the stage `done` reports on (`None` when it returns).
+pub(crate) fn set_current_stage(done: Option<Arc<StageDone>>) {
+    CURRENT_STAGE.with(|c| *c.borrow_mut() = done);
+}
+
+fn current_stage() -> Option<Arc<StageDone>> {
+    CURRENT_STAGE.with(|c| c.borrow().clone())
+}
+
 /// Locks, ignoring poisoning: no code of this module panics while holding a lock, and a stage
 /// that panicked elsewhere must not make the others panic too.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -78,6 +121,8 @@ struct Queue<T> {
     /// Shared items the blocked receiver waits for; 0 when it is not waiting (senders notify only
     /// when this many are there, so a receiver asking for 4096 is not woken 4096 times).
     want: usize,
+    /// The stage whose drop of the last sender ended the stream (none when dropped off-stage).
+    closed_by: Option<Arc<StageDone>>,
 }
 
 impl<T: Copy> Queue<T> {
@@ -153,6 +198,7 @@ fn new_chan<T: Item>(run: &Arc<RunState>) -> Arc<Chan<T>> {
             senders: 0,
             receiver_alive: true,
             want: 0,
+            closed_by: None,
         }),
         ready: Condvar::new(),
         hint: AtomicUsize::new(0),
@@ -213,6 +259,19 @@ impl<T: Item> Sender<T> {
             self.staging.resize(n, T::default());
         }
         Slot { sender: self, n, publish: Some(n) }
+    }
+
+    /// Stops this sender's run (what cancelling an in-process transport means): every stage of
+    /// the pipeline is woken and gets [`StreamError::Cancelled`].
+    pub(crate) fn cancel_run(&self) {
+        for t in self.targets.iter() {
+            t.run.cancel();
+        }
+    }
+
+    /// Whether this sender's run was stopped (polled by bridges blocked on a remote peer).
+    pub(crate) fn run_cancelled(&self) -> bool {
+        self.targets.iter().any(|t| t.run.is_cancelled())
     }
 
     fn publish(&self, items: &[T]) -> Result<()> {
@@ -290,6 +349,7 @@ impl<T: Item> Drop for Sender<T> {
             let mut q = lock(&t.queue);
             q.senders -= 1;
             if q.senders == 0 {
+                q.closed_by = current_stage();
                 t.closed.store(true, Ordering::Release);
                 t.ready.notify_all();
             }
@@ -381,6 +441,22 @@ impl<T: Item> Receiver<T> {
         stats::batch();
         let len = have.min(max);
         Ok(Some(Batch { receiver: self, len, consume: len }))
+    }
+
+    /// After the end of the stream: whether it ended cleanly, that is, the stage that dropped
+    /// the last sender returned `Ok` (waiting for it to return if needed) and the run goes on.
+    ///
+    /// Errors: [`StreamError::Cancelled`] when that stage failed or the run was stopped.
+    pub(crate) fn ended_cleanly(&self) -> Result<()> {
+        let closer = lock(&self.chan.queue).closed_by.clone();
+        // A stage asking about its own channel is still running, so it has not failed (and
+        // waiting for itself to return would never end).
+        let me = current_stage();
+        let other = closer.filter(|c| !me.as_ref().is_some_and(|m| Arc::ptr_eq(c, m)));
+        if other.is_some_and(|s| !s.succeeded()) || self.chan.run.is_cancelled() {
+            return Err(StreamError::Cancelled);
+        }
+        Ok(())
     }
 
     /// Items already in the private head.

@@ -44,6 +44,12 @@ pub enum StreamError {
     /// Every receiver of the channel is gone, so pushed items could never be read.
     #[error("push: every receiver of the channel has been dropped")]
     Disconnected,
+    /// A transport's connection failed, or its peer vanished without ending the stream.
+    #[error("transport: {0}")]
+    Transport(#[source] std::io::Error),
+    /// A transport received bytes that are not a valid frame for this channel's item type.
+    #[error("transport protocol: {0}")]
+    Protocol(String),
     /// Another stage failed and the run was stopped; the run's error names that stage.
     #[error("the run was stopped because another stage failed")]
     Cancelled,

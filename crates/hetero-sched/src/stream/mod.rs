@@ -20,6 +20,11 @@
 //!   [`Valid`] state; a stage says where it wants its data with a [`Place`], and [`map_batches`]
 //!   runs a stage's CPU or GPU function over its batches with double-buffered, asynchronous
 //!   transfers on their own CUDA streams, so moving a stage is changing its `Place`.
+//! - Transports: [`TransportSender`] / [`TransportReceiver`] carry batches, end of stream and
+//!   cancellation between processes; the in-process endpoints implement them directly, and
+//!   [`ByteSender`] / [`ByteReceiver`] frame items as little-endian bytes over any
+//!   `Read`/`Write` pair (a socket). [`send_all`] and [`receive_all`] bridge a local channel to
+//!   a transport, so two pipelines joined by a socket behave as one.
 //!
 //! See the book, chapter "Streaming pipelines".
 
@@ -29,9 +34,14 @@ mod error;
 mod pipeline;
 mod report;
 mod stats;
+mod transport;
 
 pub use channel::{Batch, Item, Receiver, Sender, Slot};
 pub use device::{MirroredBuffer, Place, Valid, map_batches};
 pub use error::{BoxError, Result, StreamError};
 pub use pipeline::Pipeline;
 pub use report::{Report, StageReport};
+pub use transport::{
+    ByteReceiver, ByteSender, MAX_FRAME_BYTES, TAG_CANCEL, TAG_DATA, TAG_END, TransportReceiver,
+    TransportSender, Wire, receive_all, send_all,
+};

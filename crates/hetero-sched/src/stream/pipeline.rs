@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::channel::{self, Item, Receiver, RunState, Sender};
+use super::channel::{self, Item, Receiver, RunState, Sender, StageDone};
 use super::error::{BoxError, Result, StreamError};
 use super::report::{Report, StageReport};
 use super::stats;
@@ -146,10 +146,16 @@ fn run_stage(
     failure: &Mutex<Option<StreamError>>,
 ) -> StageReport {
     stats::begin(origin);
+    let done = Arc::new(StageDone::default());
+    channel::set_current_stage(Some(Arc::clone(&done)));
     let start = origin.elapsed();
     let outcome = catch_unwind(AssertUnwindSafe(body));
     let end = origin.elapsed();
     let counters = stats::end();
+    channel::set_current_stage(None);
+    // The outcome is published only after a failure was recorded and the run stopped, so a
+    // bridge waiting on it never reports a clean end for a stage that failed.
+    let ok = matches!(outcome, Ok(Ok(())));
     match outcome {
         Ok(Ok(())) => {}
         Ok(Err(source)) => record(run, failure, StreamError::Stage { stage: name.clone(), source }),
@@ -162,6 +168,7 @@ fn run_stage(
             record(run, failure, StreamError::StagePanicked { stage: name.clone(), message });
         }
     }
+    done.finish(ok);
     let ns = |n: u64| Duration::from_nanos(n);
     let blocked = ns(counters.blocked_ns);
     StageReport {
