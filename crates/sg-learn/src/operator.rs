@@ -8,7 +8,9 @@
 //!
 //! The CPU backends are [`CpuStreaming`] (the unified streaming algorithm: every basis function
 //! against every point, vectorised over points) and [`CpuSubspace`] (the subspace algorithm:
-//! one candidate function per subspace and point, found by index arithmetic).
+//! one candidate function per subspace and point, found by index arithmetic). Both are
+//! [`CpuAlgorithm`]s: unless given explicit parameters, they run with the ones tuned on this
+//! machine for the problem's size (`hetkit tune kernel sg_learn_stream`, `sg_learn_subspace`).
 
 use std::fmt::Debug;
 
