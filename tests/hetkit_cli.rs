@@ -1,4 +1,5 @@
-//! The `hetkit` command-line contract: `info` and `tune replay`, including the error cases.
+//! The `hetkit` command-line contract: `info`, `tune replay` and `tune kernel` for the learning
+//! operators, including the error cases.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -206,4 +207,38 @@ fn strategies_lists_the_default() {
     let default = hetero_sched::tune::strategy::DEFAULT;
     assert!(out.lines().any(|l| l == format!("{default} (default)")), "{out}");
     assert_eq!(out.lines().count(), hetero_sched::tune::strategy::NAMES.len());
+}
+
+/// `tune kernel` for the learning operators stores under the key their dispatch looks up: this
+/// CPU, f64, the `(N, m)` bucket of the Friedman1 problem (level-4 grid in 10 dimensions).
+#[test]
+fn tune_kernel_learning_operators_store_where_dispatch_looks() {
+    use hetero_sched::tune::dispatch::{Bucket, Tunable};
+    use sg_cpu::learn::{STREAM_KERNEL, SUBSPACE_KERNEL, StreamTuning, SubspaceTuning};
+    let dir = tempfile::tempdir().unwrap();
+    let m = 256;
+    let bucket = Bucket::batch(2001, m).name();
+    let cache = TuningCache::at(dir.path());
+    for (name, kernel, space) in [
+        ("sg_learn_stream", STREAM_KERNEL, StreamTuning::space()),
+        ("sg_learn_subspace", SUBSPACE_KERNEL, SubspaceTuning::space()),
+    ] {
+        let size = m.to_string();
+        let args =
+            ["tune", "kernel", name, "--budget", "3", "--runs", "1", "--compare-runs", "1", "--size", &size];
+        let o = hetkit(&args, dir.path());
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let out = text(&o.stdout);
+        assert!(out.contains(kernel) && out.contains("| tuned `"), "{out}");
+        let key = CacheKey::new(kernel, &Fingerprint::cpu(), "f64", &bucket);
+        let stored = cache.lookup(&key, space).unwrap_or_else(|| panic!("nothing stored for {name}"));
+        let usable = match name {
+            "sg_learn_stream" => StreamTuning::from_config(&stored).is_some(),
+            _ => SubspaceTuning::from_config(&stored).is_some(),
+        };
+        assert!(usable, "{stored:?}");
+    }
+    let o = hetkit(&["tune", "kernel", "sg_learn_stream", "--size", "0"], dir.path());
+    assert_clean_error(&o, "at least one data point");
+    assert_clean_error(&hetkit(&["tune", "kernel", "sg_learn"], dir.path()), "sg_learn_subspace");
 }

@@ -6,8 +6,9 @@
 //! - `hetkit tune strategies`: the strategy names.
 //! - `hetkit tune landscape KERNEL --out FILE`: brute-force one of our CPU kernels' spaces into
 //!   a Kernel Tuner cache file (the CPU landscapes of the replay benchmark).
-//! - `hetkit tune kernel NAME`: tune a wired CPU kernel (scan, sort, sg_eval, sg_hier, tridiagonal) on this
-//!   machine, store the result where its dispatch looks, and compare default and tuned.
+//! - `hetkit tune kernel NAME`: tune a wired CPU kernel (scan, sort, sg_eval, sg_hier, the
+//!   learning operators sg_learn_stream and sg_learn_subspace, tridiagonal) on this machine,
+//!   store the result where its dispatch looks, and compare default and tuned.
 //! - `hetkit tune stencil STENCIL`: tune a stencil's CPU blocks and generated GPU kernel.
 
 #[path = "hetkit/info.rs"]
@@ -100,7 +101,8 @@ enum Tune {
     /// Tune a wired CPU kernel on this machine and store the result in the tuning cache, where
     /// the kernel's dispatch finds it; ends with default versus tuned.
     Kernel {
-        /// One of: scan, sort, segmented, sg_eval, sg_hier, tridiagonal, tridiagonal_interleaved.
+        /// One of: scan, sort, segmented, sg_eval, sg_hier, sg_learn_stream, sg_learn_subspace,
+        /// tridiagonal, tridiagonal_interleaved.
         name: String,
         /// Evaluations of the search (capped at the size of the space).
         #[arg(long, default_value_t = 40)]
@@ -116,7 +118,8 @@ enum Tune {
         seed: u64,
         /// Problem size: scan elements (default 2^22), sort row length (192; 2^20 keys in all),
         /// segmented elements (2^22, random segment lengths), sg_eval points (4096; d4 n7 grid),
-        /// sg_hier level of a d4 regular grid (8), tridiagonal system size (64; 2^20 unknowns in all).
+        /// sg_hier level of a d4 regular grid (8), sg_learn_stream and sg_learn_subspace data points
+        /// (2^13; Friedman1, d10 level-4 grid), tridiagonal system size (64; 2^20 unknowns in all).
         #[arg(long)]
         size: Option<usize>,
         /// Alternating timed runs of default and tuned in the final comparison.

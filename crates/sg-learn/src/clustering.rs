@@ -9,6 +9,7 @@ use crate::density::{DensityEstimator, DensityModel};
 use crate::error::{LearnError, Result};
 use crate::graph::{connected_components, knn_binned, knn_exact};
 use crate::input::check_points;
+use crate::solver::solver_builder;
 
 /// Which kNN graph the clustering builds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,17 +58,9 @@ impl Clustering {
         Clustering { density: density.tolerance(1e-2), neighbors: 6, threshold: 0.1, knn: Knn::Binned(16) }
     }
 
-    /// The density estimate's `λ`.
-    pub fn lambda(mut self, lambda: f64) -> Self {
-        self.density = self.density.lambda(lambda);
-        self
-    }
-
-    /// Estimates the density on `gpu` (the kNN graph stays on the CPU).
-    pub fn gpu(mut self, gpu: &cuda_kernels::Gpu) -> Self {
-        self.density = self.density.gpu(gpu);
-        self
-    }
+    // λ, the CG settings and the backend are the density estimate's (the kNN graph stays on
+    // the CPU whatever the backend).
+    solver_builder!(density.solver);
 
     /// `k` of the kNN graph.
     pub fn neighbors(mut self, k: usize) -> Self {
@@ -87,38 +80,37 @@ impl Clustering {
         self
     }
 
-    /// The density estimator's CG iterations.
-    pub fn max_iterations(mut self, n: usize) -> Self {
-        self.density = self.density.max_iterations(n);
-        self
-    }
-
-    /// The density estimator's CG tolerance.
-    pub fn tolerance(mut self, t: f64) -> Self {
-        self.density = self.density.tolerance(t);
-        self
-    }
-
     /// A cluster label per row of `x`, `None` for rows pruned as noise.
     ///
     /// # Errors
     /// As [`DensityEstimator::fit`], plus `k = 0`, fewer bins than `k`, or a threshold outside
     /// `[0, 1]`.
     pub fn fit(&self, x: ArrayView2<'_, f64>) -> Result<Vec<Option<usize>>> {
-        if !(0.0..=1.0).contains(&self.threshold) {
-            return Err(LearnError::InvalidParameter {
-                name: "threshold",
-                reason: format!("{} is not in [0, 1]", self.threshold),
-            });
-        }
-        check_points(x)?;
-        let graph = match self.knn {
-            Knn::Exact => knn_exact(x, self.neighbors)?,
-            Knn::Binned(bins) => knn_binned(x, self.neighbors, bins)?,
-        };
+        check_threshold(self.threshold)?;
+        let graph = self.graph(x)?;
         let model = self.density.fit(x)?;
-        prune_and_label(&model, x, &graph, self.threshold)
+        Ok(label(&densities(&model, x, &graph)?, self.threshold))
     }
+
+    /// The kNN graph of the rows of `x` (checked here: the graph is built before the density).
+    fn graph(&self, x: ArrayView2<'_, f64>) -> Result<Vec<Vec<usize>>> {
+        check_points(x)?;
+        match self.knn {
+            Knn::Exact => knn_exact(x, self.neighbors),
+            Knn::Binned(bins) => knn_binned(x, self.neighbors, bins),
+        }
+    }
+}
+
+/// Checks a relative density threshold.
+fn check_threshold(t: f64) -> Result<()> {
+    if !(0.0..=1.0).contains(&t) {
+        return Err(LearnError::InvalidParameter {
+            name: "threshold",
+            reason: format!("{t} is not in [0, 1]"),
+        });
+    }
+    Ok(())
 }
 
 /// The density at the data points and at the midpoints of the graph's edges.
@@ -155,15 +147,6 @@ fn label(f: &Densities, threshold: f64) -> Vec<Option<usize>> {
     connected_components(f.nodes.len(), &kept, &active)
 }
 
-fn prune_and_label(
-    model: &DensityModel,
-    x: ArrayView2<'_, f64>,
-    graph: &[Vec<usize>],
-    threshold: f64,
-) -> Result<Vec<Option<usize>>> {
-    Ok(label(&densities(model, x, graph)?, threshold))
-}
-
 /// The best `(λ, t)` of a grid search scored by the ARI against known labels (the thesis's
 /// parameter selection, as a plain grid instead of its adaptive refinement).
 #[derive(Debug, Clone, PartialEq)]
@@ -193,7 +176,6 @@ impl Clustering {
         lambdas: &[f64],
         thresholds: &[f64],
     ) -> Result<SearchResult> {
-        check_points(x)?;
         if truth.len() != x.nrows() {
             return Err(LearnError::LengthMismatch {
                 what: "reference labels",
@@ -204,16 +186,8 @@ impl Clustering {
         if lambdas.is_empty() || thresholds.is_empty() {
             return Err(LearnError::Empty { what: "the candidate list" });
         }
-        if let Some(t) = thresholds.iter().find(|t| !(0.0..=1.0).contains(*t)) {
-            return Err(LearnError::InvalidParameter {
-                name: "threshold",
-                reason: format!("{t} is not in [0, 1]"),
-            });
-        }
-        let graph = match self.knn {
-            Knn::Exact => knn_exact(x, self.neighbors)?,
-            Knn::Binned(bins) => knn_binned(x, self.neighbors, bins)?,
-        };
+        thresholds.iter().try_for_each(|&t| check_threshold(t))?;
+        let graph = self.graph(x)?;
         let mut best: Option<SearchResult> = None;
         for &lambda in lambdas {
             let model = self.density.clone().lambda(lambda).fit(x)?;

@@ -44,29 +44,6 @@ pub(crate) fn check_targets(y: ArrayView1<'_, f64>, m: usize) -> Result<()> {
     Ok(())
 }
 
-/// Checks the common solver parameters.
-pub(crate) fn check_solver(lambda: f64, max_iterations: usize, tolerance: f64) -> Result<()> {
-    if !(lambda.is_finite() && lambda >= 0.0) {
-        return Err(LearnError::InvalidParameter {
-            name: "lambda",
-            reason: format!("{lambda} is not finite and >= 0"),
-        });
-    }
-    if max_iterations == 0 {
-        return Err(LearnError::InvalidParameter {
-            name: "max_iterations",
-            reason: "must be at least 1".into(),
-        });
-    }
-    if !(tolerance.is_finite() && tolerance >= 0.0) {
-        return Err(LearnError::InvalidParameter {
-            name: "tolerance",
-            reason: format!("{tolerance} is not finite and >= 0"),
-        });
-    }
-    Ok(())
-}
-
 /// Where a learner's grid comes from.
 #[derive(Debug, Clone)]
 pub(crate) enum GridSource {

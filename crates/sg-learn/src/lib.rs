@@ -29,12 +29,13 @@ pub mod graph;
 mod input;
 pub mod operator;
 pub mod regression;
+mod solver;
 
 pub use ari::adjusted_rand_index;
 pub use clustering::{Clustering, Knn, SearchResult};
 pub use density::{DensityEstimator, DensityModel};
 pub use error::{LearnError, Result};
 pub use gpu::GpuStreaming;
-pub use operator::{Backend, CpuStreaming, CpuSubspace, DataOperator, MassOperator};
+pub use operator::{Backend, CpuAlgorithm, CpuStreaming, CpuSubspace, DataOperator, MassOperator};
 pub use regression::{RegressionModel, Regressor};
 pub use sg_core::{AdaptiveGrid, Basis, GridSpec};

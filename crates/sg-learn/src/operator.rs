@@ -8,10 +8,13 @@
 //!
 //! The CPU backends are [`CpuStreaming`] (the unified streaming algorithm: every basis function
 //! against every point, vectorised over points) and [`CpuSubspace`] (the subspace algorithm:
-//! one candidate function per subspace and point, found by index arithmetic).
+//! one candidate function per subspace and point, found by index arithmetic). Both are
+//! [`CpuAlgorithm`]s: unless given explicit parameters, they run with the ones tuned on this
+//! machine for the problem's size (`hetkit tune kernel sg_learn_stream`, `sg_learn_subspace`).
 
 use std::fmt::Debug;
 
+use hetero_sched::tune::dispatch::Tunable;
 use ndarray::ArrayView2;
 use sg_core::{AdaptiveGrid, Basis};
 use sg_cpu::learn::{MassMatrix, StreamTuning, StreamingOperator, SubspaceOperator, SubspaceTuning};
@@ -61,56 +64,139 @@ pub trait Backend: Send + Sync + Debug {
         basis: Basis,
         x: ArrayView2<'a, f64>,
     ) -> Result<Box<dyn DataOperator + 'a>>;
-    /// The mass matrix of `grid` (linear hats).
+    /// The mass matrix of `grid` (linear hats); by default `sg-cpu`'s [`MassMatrix`].
     ///
     /// # Errors
     /// As [`data_operator`](Self::data_operator).
-    fn mass_operator<'a>(&'a self, grid: &'a AdaptiveGrid) -> Result<Box<dyn MassOperator + 'a>>;
+    fn mass_operator<'a>(&'a self, grid: &'a AdaptiveGrid) -> Result<Box<dyn MassOperator + 'a>> {
+        Ok(Box::new(MassMatrix::new(grid)?))
+    }
+}
+
+/// A CPU algorithm for `B` and `Bᵀ` (`sg_cpu::learn`): its operator and its parameters. Every
+/// implementation is a [`Backend`] that runs with the explicit parameters if it has any, else
+/// with the ones tuned on this machine for the problem's `(N, m)` bucket (the defaults where
+/// nothing is tuned), looked up through [`Tunable::tuned`] when the operator is built.
+pub trait CpuAlgorithm: Send + Sync + Debug {
+    /// The backend's name.
+    const NAME: &'static str;
+    /// The parameters, tuned per bucket of `(N, m)`.
+    type Tuning: Tunable<Shape = (usize, usize)> + Copy;
+    /// The operator.
+    type Operator: DataOperator + 'static;
+
+    /// The explicit parameters (`None`: tuned at dispatch).
+    fn explicit(&self) -> Option<Self::Tuning>;
+
+    /// The operator with parameters `tuning`.
+    ///
+    /// # Errors
+    /// As `sg-cpu`'s constructors: bad input or unusable parameters.
+    fn build(
+        grid: &AdaptiveGrid,
+        basis: Basis,
+        x: ArrayView2<'_, f64>,
+        t: Self::Tuning,
+    ) -> Result<Self::Operator>;
+
+    /// The parameters a problem of `grid_points` functions and `data_points` rows runs with.
+    fn tuning_for(&self, grid_points: usize, data_points: usize) -> Self::Tuning {
+        self.explicit().unwrap_or_else(|| Self::Tuning::tuned::<f64>((grid_points, data_points)))
+    }
+}
+
+impl<A: CpuAlgorithm> Backend for A {
+    fn name(&self) -> &'static str {
+        A::NAME
+    }
+
+    fn data_operator<'a>(
+        &'a self,
+        grid: &'a AdaptiveGrid,
+        basis: Basis,
+        x: ArrayView2<'a, f64>,
+    ) -> Result<Box<dyn DataOperator + 'a>> {
+        let tuning = self.tuning_for(grid.len(), x.nrows());
+        Ok(Box::new(A::build(grid, basis, x, tuning)?))
+    }
 }
 
 /// The unified streaming algorithm on the CPU (rayon, vectorised over data points).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CpuStreaming {
-    /// Its tuning parameters.
-    pub tuning: StreamTuning,
+    /// Its tuning parameters; `None` (the default): tuned at dispatch (`hetkit tune kernel
+    /// sg_learn_stream`), else [`StreamTuning::DEFAULT`].
+    pub tuning: Option<StreamTuning>,
 }
 
 /// The subspace algorithm on the CPU (rayon over chunks of data points).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CpuSubspace {
-    /// Its tuning parameters.
-    pub tuning: SubspaceTuning,
+    /// Its tuning parameters; `None` (the default): tuned at dispatch (`hetkit tune kernel
+    /// sg_learn_subspace`), else [`SubspaceTuning::DEFAULT`].
+    pub tuning: Option<SubspaceTuning>,
 }
 
-impl DataOperator for StreamingOperator {
-    fn grid_len(&self) -> usize {
-        StreamingOperator::grid_len(self)
+impl CpuAlgorithm for CpuStreaming {
+    const NAME: &'static str = "cpu-streaming";
+    type Tuning = StreamTuning;
+    type Operator = StreamingOperator;
+
+    fn explicit(&self) -> Option<StreamTuning> {
+        self.tuning
     }
-    fn data_len(&self) -> usize {
-        StreamingOperator::data_len(self)
-    }
-    fn mult(&self, alpha: &[f64], out: &mut [f64]) -> Result<()> {
-        Ok(StreamingOperator::mult(self, alpha, out)?)
-    }
-    fn mult_transpose(&self, v: &[f64], out: &mut [f64]) -> Result<()> {
-        Ok(StreamingOperator::mult_transpose(self, v, out)?)
+
+    fn build(
+        grid: &AdaptiveGrid,
+        basis: Basis,
+        x: ArrayView2<'_, f64>,
+        t: StreamTuning,
+    ) -> Result<StreamingOperator> {
+        Ok(StreamingOperator::new(grid, basis, x, t)?)
     }
 }
 
-impl DataOperator for SubspaceOperator {
-    fn grid_len(&self) -> usize {
-        SubspaceOperator::grid_len(self)
+impl CpuAlgorithm for CpuSubspace {
+    const NAME: &'static str = "cpu-subspace";
+    type Tuning = SubspaceTuning;
+    type Operator = SubspaceOperator;
+
+    fn explicit(&self) -> Option<SubspaceTuning> {
+        self.tuning
     }
-    fn data_len(&self) -> usize {
-        SubspaceOperator::data_len(self)
-    }
-    fn mult(&self, alpha: &[f64], out: &mut [f64]) -> Result<()> {
-        Ok(SubspaceOperator::mult(self, alpha, out)?)
-    }
-    fn mult_transpose(&self, v: &[f64], out: &mut [f64]) -> Result<()> {
-        Ok(SubspaceOperator::mult_transpose(self, v, out)?)
+
+    fn build(
+        grid: &AdaptiveGrid,
+        basis: Basis,
+        x: ArrayView2<'_, f64>,
+        t: SubspaceTuning,
+    ) -> Result<SubspaceOperator> {
+        Ok(SubspaceOperator::new(grid, basis, x, t)?)
     }
 }
+
+/// `sg-cpu`'s operators have the [`DataOperator`] methods as inherent ones, with `sg-cpu`'s
+/// error; this forwards them.
+macro_rules! forward_data_operator {
+    ($($op:ty),+) => {$(
+        impl DataOperator for $op {
+            fn grid_len(&self) -> usize {
+                <$op>::grid_len(self)
+            }
+            fn data_len(&self) -> usize {
+                <$op>::data_len(self)
+            }
+            fn mult(&self, alpha: &[f64], out: &mut [f64]) -> Result<()> {
+                Ok(<$op>::mult(self, alpha, out)?)
+            }
+            fn mult_transpose(&self, v: &[f64], out: &mut [f64]) -> Result<()> {
+                Ok(<$op>::mult_transpose(self, v, out)?)
+            }
+        }
+    )+};
+}
+
+forward_data_operator!(StreamingOperator, SubspaceOperator);
 
 impl MassOperator for MassMatrix {
     fn grid_len(&self) -> usize {
@@ -118,39 +204,5 @@ impl MassOperator for MassMatrix {
     }
     fn mult(&self, v: &[f64], out: &mut [f64]) -> Result<()> {
         Ok(MassMatrix::mult(self, v, out)?)
-    }
-}
-
-impl Backend for CpuStreaming {
-    fn name(&self) -> &'static str {
-        "cpu-streaming"
-    }
-    fn data_operator<'a>(
-        &'a self,
-        grid: &'a AdaptiveGrid,
-        basis: Basis,
-        x: ArrayView2<'a, f64>,
-    ) -> Result<Box<dyn DataOperator + 'a>> {
-        Ok(Box::new(StreamingOperator::new(grid, basis, x, self.tuning)?))
-    }
-    fn mass_operator<'a>(&'a self, grid: &'a AdaptiveGrid) -> Result<Box<dyn MassOperator + 'a>> {
-        Ok(Box::new(MassMatrix::new(grid)?))
-    }
-}
-
-impl Backend for CpuSubspace {
-    fn name(&self) -> &'static str {
-        "cpu-subspace"
-    }
-    fn data_operator<'a>(
-        &'a self,
-        grid: &'a AdaptiveGrid,
-        basis: Basis,
-        x: ArrayView2<'a, f64>,
-    ) -> Result<Box<dyn DataOperator + 'a>> {
-        Ok(Box::new(SubspaceOperator::new(grid, basis, x, self.tuning)?))
-    }
-    fn mass_operator<'a>(&'a self, grid: &'a AdaptiveGrid) -> Result<Box<dyn MassOperator + 'a>> {
-        Ok(Box::new(MassMatrix::new(grid)?))
     }
 }

@@ -2,15 +2,13 @@
 //! `(BᵀB/m + λI) α = Bᵀy/m`, `B_ij = φ_j(x_i)`, solved by conjugate gradients with the
 //! matrix-free operators of a [`Backend`].
 
-use std::sync::Arc;
-
 use ndarray::{Array1, ArrayView1, ArrayView2};
 use sg_core::{AdaptiveGrid, Basis, GridSpec};
 
-use crate::cg::{CgReport, conjugate_gradient};
+use crate::cg::CgReport;
 use crate::error::Result;
-use crate::input::{GridSource, check_points, check_points_for, check_solver, check_targets};
-use crate::operator::{Backend, CpuStreaming};
+use crate::input::{GridSource, check_points, check_targets};
+use crate::solver::{Expansion, Solver, solver_builder};
 
 /// The builder of a regression fit.
 ///
@@ -29,22 +27,13 @@ use crate::operator::{Backend, CpuStreaming};
 pub struct Regressor {
     grid: GridSource,
     basis: Basis,
-    lambda: f64,
-    max_iterations: usize,
-    tolerance: f64,
+    solver: Solver,
     refinement: Option<(usize, usize)>,
-    backend: Arc<dyn Backend>,
 }
 
 /// A fitted regression: the grid, the basis and the coefficients `α`.
 #[derive(Debug, Clone)]
-pub struct RegressionModel {
-    grid: AdaptiveGrid,
-    basis: Basis,
-    alpha: Vec<f64>,
-    report: CgReport,
-    backend: Arc<dyn Backend>,
-}
+pub struct RegressionModel(Expansion);
 
 impl Regressor {
     /// A regression on the grid `spec` (no boundary points), modified linear basis,
@@ -60,15 +49,7 @@ impl Regressor {
     }
 
     fn from_source(grid: GridSource) -> Self {
-        Regressor {
-            grid,
-            basis: Basis::ModifiedLinear,
-            lambda: 1e-5,
-            max_iterations: 100,
-            tolerance: 1e-8,
-            refinement: None,
-            backend: Arc::new(CpuStreaming::default()),
-        }
+        Regressor { grid, basis: Basis::ModifiedLinear, solver: Solver::default(), refinement: None }
     }
 
     /// The basis.
@@ -77,40 +58,13 @@ impl Regressor {
         self
     }
 
-    /// The weight-decay parameter `λ >= 0`.
-    pub fn lambda(mut self, lambda: f64) -> Self {
-        self.lambda = lambda;
-        self
-    }
-
-    /// The most CG iterations per solve (at least 1).
-    pub fn max_iterations(mut self, n: usize) -> Self {
-        self.max_iterations = n;
-        self
-    }
-
-    /// The relative CG residual `‖r‖/‖b‖` to stop at.
-    pub fn tolerance(mut self, tolerance: f64) -> Self {
-        self.tolerance = tolerance;
-        self
-    }
+    solver_builder!(solver);
 
     /// Surplus refinement (thesis §6.2): after each of `steps` solves, refine the `points`
     /// points of largest `|α|` and solve again.
     pub fn refinement(mut self, steps: usize, points: usize) -> Self {
         self.refinement = Some((steps, points));
         self
-    }
-
-    /// The operators' implementation (default: [`CpuStreaming`]).
-    pub fn backend(mut self, backend: Arc<dyn Backend>) -> Self {
-        self.backend = backend;
-        self
-    }
-
-    /// Runs the operators on `gpu` ([`GpuStreaming`](crate::GpuStreaming), `f64`).
-    pub fn gpu(self, gpu: &cuda_kernels::Gpu) -> Self {
-        self.backend(Arc::new(crate::GpuStreaming::new(gpu)))
     }
 
     /// Fits `y ≈ f(x)` on the rows of `x`.
@@ -120,47 +74,40 @@ impl Regressor {
     /// `y.len() != x.nrows()`, a grid of another dimension or with boundary points, `λ < 0`,
     /// zero iterations, a negative tolerance, or a backend failure.
     pub fn fit(&self, x: ArrayView2<'_, f64>, y: ArrayView1<'_, f64>) -> Result<RegressionModel> {
-        check_solver(self.lambda, self.max_iterations, self.tolerance)?;
-        let mut grid = self.grid.to_grid()?;
-        check_points_for(x, grid.dim())?;
+        let mut grid = self.solver.prepare(&self.grid, x)?;
         check_targets(y, x.nrows())?;
         let _span = tracing::debug_span!("Regressor::fit", m = x.nrows(), n = grid.len()).entered();
         let (steps, points) = self.refinement.unwrap_or((0, 0));
-        let (mut alpha, mut report) = self.solve(&grid, x, y)?;
+        let mut solved = self.solve(&grid, x, y)?;
         for _ in 0..steps {
-            if grid.refine_surplus(&alpha, points)? == 0 {
+            if grid.refine_surplus(&solved.0, points)? == 0 {
                 break;
             }
-            (alpha, report) = self.solve(&grid, x, y)?;
+            solved = self.solve(&grid, x, y)?;
         }
-        Ok(RegressionModel { grid, basis: self.basis, alpha, report, backend: self.backend.clone() })
+        Ok(RegressionModel(self.solver.expansion(grid, self.basis, solved)))
     }
 
+    /// `(BᵀB/m + λI) α = Bᵀy/m`.
     fn solve(
         &self,
         grid: &AdaptiveGrid,
         x: ArrayView2<'_, f64>,
         y: ArrayView1<'_, f64>,
     ) -> Result<(Vec<f64>, CgReport)> {
-        let op = self.backend.data_operator(grid, self.basis, x)?;
-        let (m, n) = (x.nrows(), grid.len());
-        let inv_m = 1.0 / m as f64;
-        let y: Vec<f64> = y.iter().map(|v| v * inv_m).collect();
-        let mut rhs = vec![0.0; n];
-        op.mult_transpose(&y, &mut rhs)?;
-        let mut bv = vec![0.0; m];
-        let lambda = self.lambda;
-        conjugate_gradient(
-            |p, out| {
-                op.mult(p, &mut bv)?;
-                op.mult_transpose(&bv, out)?;
-                out.iter_mut().zip(p).for_each(|(o, p)| *o = *o * inv_m + lambda * p);
-                Ok(())
-            },
-            &rhs,
-            self.max_iterations,
-            self.tolerance,
-        )
+        let op = self.solver.backend.data_operator(grid, self.basis, x)?;
+        let inv_m = 1.0 / x.nrows() as f64;
+        let y_m: Vec<f64> = y.iter().map(|v| v * inv_m).collect();
+        let mut rhs = vec![0.0; grid.len()];
+        op.mult_transpose(&y_m, &mut rhs)?;
+        let mut bp = vec![0.0; x.nrows()];
+        let normal = |p: &[f64], out: &mut [f64]| {
+            op.mult(p, &mut bp)?;
+            op.mult_transpose(&bp, out)?;
+            out.iter_mut().for_each(|o| *o *= inv_m);
+            Ok(())
+        };
+        self.solver.solve(normal, &rhs)
     }
 }
 
@@ -171,11 +118,7 @@ impl RegressionModel {
     /// Empty data, a point outside `[0, 1]^d` or not finite, a column count other than the
     /// grid's dimension, or a backend failure.
     pub fn predict(&self, x: ArrayView2<'_, f64>) -> Result<Array1<f64>> {
-        check_points_for(x, self.grid.dim())?;
-        let op = self.backend.data_operator(&self.grid, self.basis, x)?;
-        let mut out = vec![0.0; x.nrows()];
-        op.mult(&self.alpha, &mut out)?;
-        Ok(Array1::from_vec(out))
+        self.0.evaluate(x)
     }
 
     /// The mean squared error `(1/m) Σ (f(x_i) − y_i)²`.
@@ -191,21 +134,21 @@ impl RegressionModel {
 
     /// The coefficients `α`, one per grid point.
     pub fn alpha(&self) -> &[f64] {
-        &self.alpha
+        &self.0.alpha
     }
 
     /// The grid (refined if refinement was asked for).
     pub fn grid(&self) -> &AdaptiveGrid {
-        &self.grid
+        &self.0.grid
     }
 
     /// The basis.
     pub fn basis_kind(&self) -> Basis {
-        self.basis
+        self.0.basis
     }
 
     /// How the last CG solve ended.
     pub fn report(&self) -> CgReport {
-        self.report
+        self.0.report
     }
 }

@@ -5,7 +5,8 @@
 //! and ends with a table of the default against the tuned configuration, timed alternately.
 //!
 //! Unlike `tune landscape`, the parameters are the kernels' own (`ScanTuning`, `SortTuning`,
-//! `EvalTuning`, `HierTuning`), passed through their explicit `*_with`/`*_tuned` entry points,
+//! `EvalTuning`, `HierTuning`, the learning operators' `StreamTuning` and `SubspaceTuning`),
+//! passed through their explicit `*_with`/`*_tuned` entry points (the learning operators' `new`),
 //! so what is stored is exactly what later dispatches use.
 
 use std::time::Instant;
@@ -22,16 +23,17 @@ use prefix_ops::segmented::{self, SegmentedTuning, Segments};
 use prefix_ops::sort::{self, Order, SortTuning};
 use prefix_ops::tridiagonal::{Layout, TridiagonalBatch, TridiagonalTuning};
 use rand::{Rng, SeedableRng};
-use sg_core::{Grid, GridSpec};
+use sg_core::{AdaptiveGrid, Basis, Grid, GridSpec};
 use sg_cpu::{EvalTuning, EvalVariant, Evaluator, HierTuning, Hierarchizer};
+use sg_learn::{CpuAlgorithm, CpuStreaming, CpuSubspace, DataOperator};
 
 use crate::landscape::{Progress, close};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// The kernels `tune kernel` knows.
-pub(crate) const KERNELS: &str =
-    "scan, sort, segmented, sg_eval, sg_hier, tridiagonal, tridiagonal_interleaved";
+pub(crate) const KERNELS: &str = "scan, sort, segmented, sg_eval, sg_hier, sg_learn_stream, \
+     sg_learn_subspace, tridiagonal, tridiagonal_interleaved";
 
 /// Options of `hetkit tune kernel`.
 #[derive(Debug, Clone)]
@@ -77,6 +79,16 @@ pub(crate) fn tune_kernel(name: &str, opts: &Options) -> Result<(), Error> {
         "segmented" => tune(SegmentedKernel::new(opts.size.unwrap_or(1 << 22))?, strategy_name, opts),
         "sg_eval" => tune(EvalKernel::new(opts.size.unwrap_or(4096))?, strategy_name, opts),
         "sg_hier" => tune(HierKernel::new(opts.size.unwrap_or(8))?, strategy_name, opts),
+        "sg_learn_stream" => tune(
+            LearnKernel::<CpuStreaming>::new::<CpuSubspace>(opts.size.unwrap_or(1 << 13))?,
+            strategy_name,
+            opts,
+        ),
+        "sg_learn_subspace" => tune(
+            LearnKernel::<CpuSubspace>::new::<CpuStreaming>(opts.size.unwrap_or(1 << 13))?,
+            strategy_name,
+            opts,
+        ),
         "tridiagonal" => tune(TriKernel::new(opts.size.unwrap_or(64), Layout::Strided)?, strategy_name, opts),
         "tridiagonal_interleaved" => {
             tune(TriKernel::new(opts.size.unwrap_or(64), Layout::Interleaved)?, strategy_name, opts)
@@ -567,6 +579,103 @@ impl Wired for TriKernel {
             "{} {layout} systems of {} f64, dominant (copy + Auto solve)",
             self.rhs.len() / self.m,
             self.m
+        )
+    }
+}
+
+// --- sg-learn operators -------------------------------------------------------------------
+
+/// Level of the Friedman1-shaped grid: `d = 10`, level 4, 2001 functions (the thesis uses
+/// level 7; this keeps a tuning run short while `N·m` stays far above the task sizes).
+const LEARN_LEVEL: u32 = 4;
+
+/// `B α` then `Bᵀ v` on Friedman1 data (`d = 10`, `m` points, modified linear basis, a
+/// level-4 regular grid) by the CPU algorithm `A`: the two products of a CG iteration of the
+/// regression. The operator is built per configuration (its layout depends on the parameters),
+/// as a fit builds it once for all its iterations, so building is not timed. The output of the
+/// default configuration is the reference every configuration is checked against, and it is
+/// itself checked at set-up against another algorithm's (independent index arithmetic).
+struct LearnKernel<A: CpuAlgorithm> {
+    grid: AdaptiveGrid,
+    x: Array2<f64>,
+    alpha: Vec<f64>,
+    v: Vec<f64>,
+    reference: (Vec<f64>, Vec<f64>),
+    op: A::Operator,
+}
+
+/// Both products with `op`.
+fn both_products(op: &dyn DataOperator, alpha: &[f64], v: &[f64]) -> Result<(Vec<f64>, Vec<f64>), String> {
+    let mut ba = vec![0.0; op.data_len()];
+    let mut btv = vec![0.0; op.grid_len()];
+    op.mult(alpha, &mut ba).map_err(|e| e.to_string())?;
+    op.mult_transpose(v, &mut btv).map_err(|e| e.to_string())?;
+    Ok((ba, btv))
+}
+
+/// Relative agreement of two configurations' products: the sums run in other orders.
+const LEARN_TOL: f64 = 1e-10;
+
+/// `A`'s operator with `tuning`.
+fn learn_operator<A: CpuAlgorithm>(
+    grid: &AdaptiveGrid,
+    x: &Array2<f64>,
+    tuning: A::Tuning,
+) -> Result<A::Operator, String> {
+    A::build(grid, Basis::ModifiedLinear, x.view(), tuning).map_err(|e| e.to_string())
+}
+
+impl<A: CpuAlgorithm> LearnKernel<A> {
+    /// The problem with `m` data points; `B` checks the defaults' output.
+    fn new<B: CpuAlgorithm>(m: usize) -> Result<Self, Error> {
+        if m == 0 {
+            return Err("the learning operators need at least one data point".into());
+        }
+        let (x, y) = sg_learn::datasets::friedman1(m, 1.0, 19);
+        let grid = AdaptiveGrid::from_spec(&GridSpec::regular(10, LEARN_LEVEL)?)?;
+        let alpha: Vec<f64> = (0..grid.len()).map(|j| ((j * 37 % 101) as f64 - 50.0) / 50.0).collect();
+        let v = y.to_vec();
+        let op = learn_operator::<A>(&grid, &x, A::Tuning::default())?;
+        let reference = both_products(&op, &alpha, &v)?;
+        let other = both_products(&learn_operator::<B>(&grid, &x, B::Tuning::default())?, &alpha, &v)?;
+        close(&reference.0, &other.0, LEARN_TOL)
+            .and_then(|()| close(&reference.1, &other.1, LEARN_TOL))
+            .map_err(|e| format!("the default {} differs from the default {}: {e}", A::NAME, B::NAME))?;
+        Ok(LearnKernel { grid, x, alpha, v, reference, op })
+    }
+}
+
+impl<A: CpuAlgorithm> Kernel for LearnKernel<A> {
+    type Output = (Vec<f64>, Vec<f64>);
+    fn apply(&mut self, c: &Config) -> Result<(), String> {
+        let tuning = A::Tuning::from_config(c).ok_or("not a configuration of this operator")?;
+        self.op = learn_operator::<A>(&self.grid, &self.x, tuning)?;
+        Ok(())
+    }
+    fn run(&mut self) -> Result<(Vec<f64>, Vec<f64>), String> {
+        both_products(&self.op, &self.alpha, &self.v)
+    }
+    fn verify(&mut self, out: &(Vec<f64>, Vec<f64>)) -> Result<(), String> {
+        close(&out.0, &self.reference.0, LEARN_TOL)?;
+        close(&out.1, &self.reference.1, LEARN_TOL)
+    }
+}
+
+impl<A: CpuAlgorithm> Wired for LearnKernel<A> {
+    type Params = A::Tuning;
+    fn element_type(&self) -> &'static str {
+        std::any::type_name::<f64>()
+    }
+    fn shape(&self) -> (usize, usize) {
+        (self.grid.len(), self.x.nrows())
+    }
+    fn problem(&self) -> String {
+        format!(
+            "{}: B alpha + B^T v, Friedman1 d10 m={}, level-{LEARN_LEVEL} regular grid ({} points), \
+             modified linear, f64",
+            A::NAME,
+            self.x.nrows(),
+            self.grid.len()
         )
     }
 }

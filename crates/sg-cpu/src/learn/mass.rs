@@ -1,6 +1,7 @@
 //! The L2 mass matrix of a grid of linear hats (thesis Alg. 10) and the density right-hand side
 //! (Alg. 9).
 
+use hetero_sched::tune::dispatch::Tunable;
 use rayon::prelude::*;
 use sg_core::{AdaptiveGrid, Basis};
 
@@ -82,12 +83,13 @@ impl MassMatrix {
 }
 
 /// The density right-hand side `b_i = (1/m) Σ_j φ_i(x_j)` (linear hats), by streaming
-/// (`Bᵀ 1 / m`).
+/// (`Bᵀ 1 / m`), with the streaming parameters tuned for the problem (else the defaults).
 ///
 /// # Errors
 /// As [`StreamingOperator::new`].
 pub fn density_rhs(grid: &AdaptiveGrid, x: ndarray::ArrayView2<'_, f64>) -> Result<Vec<f64>> {
-    let op = StreamingOperator::new(grid, Basis::Linear, x, StreamTuning::default())?;
+    let op =
+        StreamingOperator::new(grid, Basis::Linear, x, StreamTuning::tuned::<f64>((grid.len(), x.nrows())))?;
     let m = x.nrows();
     let mut b = vec![0.0; grid.len()];
     op.mult_transpose(&vec![1.0 / m as f64; m], &mut b)?;

@@ -1,8 +1,15 @@
 //! The tuning parameters of the learning operators, declared as [`hetero_sched::tune`] spaces
 //! (thesis Tables 7.2 and 7.4, reduced to what applies to a CPU).
+//!
+//! Both implement [`Tunable`], keyed by the problem shape `(N, m)` (grid points, data points)
+//! as a [`Bucket::batch`]: a configuration tuned on this machine (`hetkit tune kernel
+//! sg_learn_stream` or `sg_learn_subspace`) replaces the defaults at dispatch
+//! ([`Tunable::tuned`]), which is where `sg-learn`'s CPU backends take their parameters from
+//! unless given explicit ones.
 
 use std::sync::OnceLock;
 
+use hetero_sched::tune::dispatch::{Bucket, Tunable};
 use hetero_sched::tune::{Config, Param, Space, Value};
 
 use crate::error::{Error, Result};
@@ -11,6 +18,13 @@ use crate::error::{Error, Result};
 pub const STREAM_KERNEL: &str = "sg_cpu::learn::streaming";
 /// The subspace operators' name in the tuning cache.
 pub const SUBSPACE_KERNEL: &str = "sg_cpu::learn::subspace";
+
+/// The bucket of both operators' problems: `N` grid points (the size) against `m` data
+/// points (the batch), since the work per product is `N·m·d` and the best blocking follows
+/// both extents.
+fn operator_bucket((grid_points, data_points): (usize, usize)) -> Bucket {
+    Bucket::batch(grid_points as u64, data_points as u64)
+}
 
 /// Parameters of [`StreamingOperator`](super::StreamingOperator).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,8 +47,25 @@ impl StreamTuning {
     /// The constants the operators were written with.
     pub const DEFAULT: StreamTuning = StreamTuning { lanes: 16, data_chunk: 256, grid_chunk: 16 };
 
+    /// Checks that the operators can run with these parameters.
+    ///
+    /// # Errors
+    /// `lanes` not 8, 16 or 32, or a chunk of 0.
+    pub fn check(&self) -> Result<()> {
+        if ![8, 16, 32].contains(&self.lanes) || self.data_chunk == 0 || self.grid_chunk == 0 {
+            return Err(Error::Shape(format!("unusable streaming tuning {self:?}")));
+        }
+        Ok(())
+    }
+}
+
+/// Tuned per element type and bucket of `(N, m)`.
+impl Tunable for StreamTuning {
+    const KERNEL: &'static str = STREAM_KERNEL;
+    type Shape = (usize, usize);
+
     /// `lanes` in {8, 16, 32}, `data_chunk` 64 ..= 4096, `grid_chunk` 1 ..= 256 (powers of two).
-    pub fn space() -> &'static Space {
+    fn space() -> &'static Space {
         static SPACE: OnceLock<Space> = OnceLock::new();
         SPACE.get_or_init(|| {
             Space::builder()
@@ -47,7 +78,7 @@ impl StreamTuning {
     }
 
     /// As a configuration of [`space`](Self::space).
-    pub fn to_config(&self) -> Config {
+    fn to_config(&self) -> Config {
         Config::new(vec![
             ("lanes".into(), Value::Int(self.lanes as i64)),
             ("data_chunk".into(), Value::Int(self.data_chunk as i64)),
@@ -56,7 +87,7 @@ impl StreamTuning {
     }
 
     /// From a configuration; `None` when a parameter is missing or unusable.
-    pub fn from_config(c: &Config) -> Option<Self> {
+    fn from_config(c: &Config) -> Option<Self> {
         let get = |n| c.int(n).and_then(|v| usize::try_from(v).ok());
         let t = StreamTuning {
             lanes: get("lanes")?,
@@ -66,15 +97,8 @@ impl StreamTuning {
         t.check().is_ok().then_some(t)
     }
 
-    /// Checks that the operators can run with these parameters.
-    ///
-    /// # Errors
-    /// `lanes` not 8, 16 or 32, or a chunk of 0.
-    pub fn check(&self) -> Result<()> {
-        if ![8, 16, 32].contains(&self.lanes) || self.data_chunk == 0 || self.grid_chunk == 0 {
-            return Err(Error::Shape(format!("unusable streaming tuning {self:?}")));
-        }
-        Ok(())
+    fn bucket(shape: (usize, usize)) -> Option<Bucket> {
+        Some(operator_bucket(shape))
     }
 }
 
@@ -104,8 +128,25 @@ impl SubspaceTuning {
     pub const PVN: SubspaceTuning =
         SubspaceTuning { chunk_size: 16, skipping: false, reuse_intermediates: false };
 
+    /// Checks that the operators can run with these parameters.
+    ///
+    /// # Errors
+    /// A chunk size of 0.
+    pub fn check(&self) -> Result<()> {
+        if self.chunk_size == 0 {
+            return Err(Error::Shape("subspace chunk size 0".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Tuned per element type and bucket of `(N, m)`.
+impl Tunable for SubspaceTuning {
+    const KERNEL: &'static str = SUBSPACE_KERNEL;
+    type Shape = (usize, usize);
+
     /// `chunk_size` 16 ..= 512 (powers of two), `skipping` and `reuse_intermediates` booleans.
-    pub fn space() -> &'static Space {
+    fn space() -> &'static Space {
         static SPACE: OnceLock<Space> = OnceLock::new();
         SPACE.get_or_init(|| {
             Space::builder()
@@ -118,7 +159,7 @@ impl SubspaceTuning {
     }
 
     /// As a configuration of [`space`](Self::space).
-    pub fn to_config(&self) -> Config {
+    fn to_config(&self) -> Config {
         Config::new(vec![
             ("chunk_size".into(), Value::Int(self.chunk_size as i64)),
             ("skipping".into(), Value::Bool(self.skipping)),
@@ -127,7 +168,7 @@ impl SubspaceTuning {
     }
 
     /// From a configuration; `None` when a parameter is missing or unusable.
-    pub fn from_config(c: &Config) -> Option<Self> {
+    fn from_config(c: &Config) -> Option<Self> {
         let t = SubspaceTuning {
             chunk_size: c.int("chunk_size").and_then(|v| usize::try_from(v).ok())?,
             skipping: c.get("skipping")?.as_bool()?,
@@ -136,15 +177,8 @@ impl SubspaceTuning {
         t.check().is_ok().then_some(t)
     }
 
-    /// Checks that the operators can run with these parameters.
-    ///
-    /// # Errors
-    /// A chunk size of 0.
-    pub fn check(&self) -> Result<()> {
-        if self.chunk_size == 0 {
-            return Err(Error::Shape("subspace chunk size 0".into()));
-        }
-        Ok(())
+    fn bucket(shape: (usize, usize)) -> Option<Bucket> {
+        Some(operator_bucket(shape))
     }
 }
 
