@@ -29,7 +29,7 @@
 //! See the book, chapter "Streaming pipelines".
 
 pub use hetero_sched::stream::{
-    Batch, BoxError, ByteReceiver, ByteSender, Item, MAX_FRAME_BYTES, Pipeline, Receiver, Report, Sender,
-    Slot, StageReport, StreamError, TAG_CANCEL, TAG_DATA, TAG_END, TransportReceiver, TransportSender, Wire,
-    receive_all, send_all,
+    Batch, BoxError, ByteReceiver, ByteSender, Item, MAX_FRAME_BYTES, MirroredBuffer, Pipeline, Place,
+    Receiver, Report, Sender, Slot, StageReport, StreamError, TAG_CANCEL, TAG_DATA, TAG_END,
+    TransportReceiver, TransportSender, Valid, Wire, map_batches, receive_all, send_all,
 };
