@@ -22,7 +22,9 @@
 use crate::Result;
 use ndarray::{Array2, Array3};
 
-pub use wavefront::{Boundary2, Boundary3, Config2, Config3, Executor, WavefrontError, geom};
+pub use wavefront::{
+    Boundary2, Boundary3, Config2, Config3, Executor, GpuKernel2, WavefrontError, geom, run_2d_gpu,
+};
 
 /// Computes a `rows x cols` table, cell `(i, j)` = `kernel(i, j, &north, &west, &north_west)`
 /// of `(i-1, j)`, `(i, j-1)`, `(i-1, j-1)`, neighbours outside from `boundary`; the same table

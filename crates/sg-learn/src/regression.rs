@@ -1,6 +1,6 @@
 //! Least-squares regression with weight decay (thesis Eq. 7.4):
 //! `(BᵀB/m + λI) α = Bᵀy/m`, `B_ij = φ_j(x_i)`, solved by conjugate gradients with the
-//! matrix-free operators of a [`Backend`].
+//! matrix-free operators of a [`Backend`](crate::Backend).
 
 use ndarray::{Array1, ArrayView1, ArrayView2};
 use sg_core::{AdaptiveGrid, Basis, GridSpec};
