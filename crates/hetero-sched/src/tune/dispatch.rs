@@ -164,6 +164,20 @@ pub trait Tunable: Default + Clone + Send + Sync + 'static {
         }
     }
 
+    /// True when [`Default`] is a valid point of [`space`](Tunable::space) and converts back to
+    /// itself. Every declaration must satisfy it: an untuned dispatch runs the default, and a
+    /// search starts from it.
+    fn default_is_in_space() -> bool
+    where
+        Self: PartialEq,
+    {
+        use super::Domain as _;
+        let default = Self::default();
+        let c = default.to_config();
+        let space = Self::space();
+        space.point_of(&c).is_some_and(|p| space.is_valid(&p)) && Self::from_config(&c) == Some(default)
+    }
+
     /// [`tuned_in`](Tunable::tuned_in) on the process-wide memo ([`global`]): what kernels call
     /// at dispatch.
     fn tuned<T: ?Sized>(shape: Self::Shape) -> Self {
