@@ -7,8 +7,11 @@
 #   benches/peers/tuning/run.sh                 # all landscapes, budgets 100 and 400, 20 runs
 #   RUNS=30 BUDGETS=100 JOBS=1 benches/peers/tuning/run.sh landscapes/gpu/convolution_A100.json.gz
 #
+#   benches/peers/tuning/run.sh landscapes/heldout/*.json.gz   # the held-out landscapes only
+#
 # Kernel Tuner is installed from PyPI into target/kt-venv on first use. Raw results (JSON lines)
-# go to target/tuning-replay/; REUSE=1 keeps those already there.
+# go to target/tuning-replay/; REUSE=1 keeps those already there. HETKIT_BIN=PATH uses an
+# already built hetkit binary instead of building target/release/hetkit.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
@@ -25,7 +28,10 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import kernel_tuner" 
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install -q "kernel_tuner==1.5.0"
 fi
-(cd "$ROOT" && cargo build --release --bin hetkit -q)
+if [ -z "${HETKIT_BIN:-}" ]; then
+    (cd "$ROOT" && cargo build --release --bin hetkit -q)
+    HETKIT_BIN=$ROOT/target/release/hetkit
+fi
 mkdir -p "$OUT"
 
 if [ $# -gt 0 ]; then
@@ -42,7 +48,7 @@ one() {
     local bargs=""
     for b in $budgets; do bargs="$bargs --budget $b"; done
     if [ "$reuse" != 1 ] || [ ! -s "$OUT/$name.hetkit.jsonl" ]; then
-        "$ROOT/target/release/hetkit" tune compare "$f" $bargs --runs "$RUNS" --strategies "$HETKIT_STRATEGIES" --json \
+        "$HETKIT_BIN" tune compare "$f" $bargs --runs "$RUNS" --strategies "$HETKIT_STRATEGIES" --json \
             > "$OUT/$name.hetkit.jsonl"
     fi
     if [ "$reuse" != 1 ] || [ ! -s "$OUT/$name.kt.jsonl" ]; then
@@ -52,7 +58,7 @@ one() {
     echo "done: $name" >&2
 }
 export -f one
-export ROOT HERE OUT VENV RUNS BUDGETS KT_STRATEGIES HETKIT_STRATEGIES REUSE
+export HETKIT_BIN ROOT HERE OUT VENV RUNS BUDGETS KT_STRATEGIES HETKIT_STRATEGIES REUSE
 printf '%s\n' "${FILES[@]}" | xargs -P "$JOBS" -I{} bash -c 'one "$@"' _ {}
 
 python3 - "$OUT" "${FILES[@]}" <<'PY'

@@ -3,9 +3,12 @@
 //! - `overhead/*`: the dynamic queue over an operation that does nothing, one item per grain,
 //!   so the time per item is the scheduling overhead per work item (goal: at most 5 us);
 //! - `two_cpus/*`: a compute-bound operation on two unequal single-thread CPU "devices" (one
-//!   slowed down 2x by spinning), each alone and split statically (calibrated) and dynamically.
-//!   After criterion, the efficiency of each split against the sum of the two devices'
-//!   separate throughputs is printed (goal: at least 95 %).
+//!   slowed down 2x by spinning), each alone, split statically and dynamically. Three static
+//!   splits: models calibrated on each device alone (`static_alone`), on both at once
+//!   (`static_concurrent`, [`calibrate_concurrent`]), and those corrected by the measured finish
+//!   times of one split (`static_refined`, [`refine`]). After criterion, the efficiency of each
+//!   split against the sum of the two devices' separate throughputs is printed, the runs
+//!   interleaved round by round (goal: at least 95 %).
 
 use std::hint::black_box;
 use std::ops::Range;
@@ -14,7 +17,7 @@ use std::time::Instant;
 use criterion::{Criterion, Throughput, criterion_group};
 use hetero_sched::split::{
     AffineModel, BoxError, CpuDevice, Device, DeviceKind, DynamicPlan, Grain, MonotonicClock, Splittable,
-    Throttled, calibrate, run_dynamic, run_static, solve_static,
+    Throttled, calibrate, calibrate_concurrent, refine, run_dynamic, run_static, run_static_timed, solve_static,
 };
 
 /// Does nothing per item: what is measured is the scheduler.
@@ -81,7 +84,12 @@ const SLOW: f64 = 2.0;
 struct TwoCpus {
     fast: CpuDevice,
     slow: Throttled<CpuDevice>,
-    models: [AffineModel; 2],
+    /// Calibrated on each device alone.
+    alone: [AffineModel; 2],
+    /// Calibrated on both devices at once.
+    concurrent: Vec<AffineModel>,
+    /// `concurrent`, corrected by the finish times of one split (median of three).
+    refined: Vec<AffineModel>,
 }
 
 impl TwoCpus {
@@ -91,26 +99,37 @@ impl TwoCpus {
         let op = Spin { n: N, iters: ITERS };
         let clock = MonotonicClock::new();
         let sizes = [N / 16, N / 8, N / 4];
-        let models = [
+        let alone = [
             calibrate(&op, &fast, &sizes, 5, &clock).unwrap(),
             calibrate(&op, &slow, &sizes, 5, &clock).unwrap(),
         ];
-        TwoCpus { fast, slow, models }
+        let devices: [&dyn Device; 2] = [&fast, &slow];
+        let concurrent = calibrate_concurrent(&op, &devices, &sizes, 5, &clock).unwrap();
+        let shares = solve_static(N, &concurrent, None).unwrap();
+        let mut finish = [Vec::new(), Vec::new()];
+        for _ in 0..3 {
+            let (_, t) = run_static_timed(&op, &devices, &shares, &clock).unwrap();
+            finish[0].push(t[0]);
+            finish[1].push(t[1]);
+        }
+        let seen = [median(finish[0].clone()), median(finish[1].clone())];
+        let refined = refine(&concurrent, &shares, &seen).unwrap();
+        TwoCpus { fast, slow, alone, concurrent, refined }
     }
 
     fn devices(&self) -> [&dyn Device; 2] {
         [&self.fast, &self.slow]
     }
 
-    fn shares(&self) -> Vec<usize> {
-        solve_static(N, &self.models, None).unwrap()
+    fn shares(models: &[AffineModel]) -> Vec<usize> {
+        solve_static(N, models, None).unwrap()
     }
 
     fn plan(&self) -> DynamicPlan {
         let grain = 512;
         DynamicPlan::from_models(&[
-            (DeviceKind::Cpu, 1, grain, self.models[0]),
-            (DeviceKind::Cpu, 1, grain, self.models[1]),
+            (DeviceKind::Cpu, 1, grain, self.concurrent[0]),
+            (DeviceKind::Cpu, 1, grain, self.concurrent[1]),
         ])
         .unwrap()
     }
@@ -121,14 +140,17 @@ impl TwoCpus {
         match how {
             "fast_alone" => drop(run_static(&op, &d[..1], &[N]).unwrap()),
             "slow_alone" => drop(run_static(&op, &d[1..], &[N]).unwrap()),
-            "static" => drop(run_static(&op, &d, &self.shares()).unwrap()),
+            "static_alone" => drop(run_static(&op, &d, &Self::shares(&self.alone)).unwrap()),
+            "static_concurrent" => drop(run_static(&op, &d, &Self::shares(&self.concurrent)).unwrap()),
+            "static_refined" => drop(run_static(&op, &d, &Self::shares(&self.refined)).unwrap()),
             "dynamic" => drop(run_dynamic(&op, &d, &self.plan()).unwrap()),
             _ => unreachable!("unknown run {how}"),
         }
     }
 }
 
-const RUNS: [&str; 4] = ["fast_alone", "slow_alone", "static", "dynamic"];
+const RUNS: [&str; 6] =
+    ["fast_alone", "slow_alone", "static_alone", "static_concurrent", "static_refined", "dynamic"];
 
 fn two_cpus(c: &mut Criterion) {
     let t = TwoCpus::new();
@@ -168,22 +190,26 @@ fn report_efficiency() {
             times[k].push(seconds(|| t.run(how)));
         }
     }
-    println!("two_cpus: models {:?}; static shares {:?}", t.models, t.shares());
+    for (label, models) in [("alone", &t.alone[..]), ("concurrent", &t.concurrent), ("refined", &t.refined)] {
+        println!("two_cpus: models {label} {models:?}; static shares {:?}", TwoCpus::shares(models));
+    }
     for (label, pick) in [
         ("median", median as fn(Vec<f64>) -> f64),
         ("min", |v: Vec<f64>| v.into_iter().fold(f64::INFINITY, f64::min)),
     ] {
         let m: Vec<f64> = times.iter().map(|v| pick(v.clone())).collect();
         let ideal = 1.0 / (1.0 / m[0] + 1.0 / m[1]);
+        let cells: Vec<String> = RUNS[2..]
+            .iter()
+            .zip(&m[2..])
+            .map(|(how, t)| format!("{how} {:.1} ms ({:.1} %)", t * 1e3, 100.0 * ideal / t))
+            .collect();
         println!(
-            "two_cpus ({label} of {rounds}): fast alone {:.1} ms, slow alone {:.1} ms, ideal {:.1} ms, static {:.1} ms ({:.1} %), dynamic {:.1} ms ({:.1} %)",
+            "two_cpus ({label} of {rounds}): fast alone {:.1} ms, slow alone {:.1} ms, ideal {:.1} ms, {}",
             m[0] * 1e3,
             m[1] * 1e3,
             ideal * 1e3,
-            m[2] * 1e3,
-            100.0 * ideal / m[2],
-            m[3] * 1e3,
-            100.0 * ideal / m[3]
+            cells.join(", ")
         );
     }
     let n = 100_000;

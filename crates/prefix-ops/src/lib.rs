@@ -10,6 +10,7 @@ pub mod segmented;
 pub mod segments;
 mod shared_mut;
 pub mod sort;
+pub mod split;
 pub mod tridiagonal;
 
 pub use error::{Error, Result};

@@ -5,7 +5,8 @@
 //! - [`DeviceGrid`]: values plus the kernels' tables on the device; [`DeviceGrid::hierarchize`],
 //!   [`DeviceGrid::evaluate`], [`DeviceGrid::evaluate_stream`].
 //! - [`DeviceMatrix`] and [`DeviceMatrix::spvm`]: the sparse vector-matrix product.
-//! - [`HeteroEvaluator`] and [`Split`]: evaluation split between sg-cpu and the GPU.
+//! - [`HeteroEvaluator`] and [`Split`]: evaluation split between sg-cpu and the GPU;
+//!   [`HeteroSpvm`]: spvm split the same way.
 //! - [`learn`]: the operators of sparse grid regression and density estimation (`B α`, `Bᵀ v`,
 //!   the mass-matrix product) by the unified streaming algorithm.
 //! - [`tables`] and [`emulate`]: the host-built tables and CPU emulators of the kernels (tests).
@@ -22,6 +23,7 @@ mod launch;
 pub mod learn;
 pub mod split;
 mod spvm;
+pub mod spvm_split;
 pub mod tables;
 mod tuning;
 
@@ -30,4 +32,5 @@ pub use device::{DeviceGrid, DeviceReal};
 pub use error::{Error, Result};
 pub use split::{AffineModel, HeteroEvaluator, Split};
 pub use spvm::DeviceMatrix;
+pub use spvm_split::HeteroSpvm;
 pub use tuning::EVAL_KERNEL as TUNING_KERNEL;

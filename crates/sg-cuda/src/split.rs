@@ -99,7 +99,7 @@ pub struct HeteroEvaluator<T: DeviceReal> {
     cpu: sg_cpu::Evaluator,
     values: Vec<T>,
     d: usize,
-    cpu_device: CpuDevice,
+    cpu_device: Arc<dyn Device>,
     gpu: Option<(Arc<DeviceGrid<T>>, CudaDevice)>,
     mode: Mode,
     config: EvalConfig,
@@ -135,7 +135,7 @@ impl<T: DeviceReal> HeteroEvaluator<T> {
             cpu,
             values: grid.values().to_vec(),
             d: grid.spec().dim(),
-            cpu_device: CpuDevice::global(),
+            cpu_device: Arc::new(CpuDevice::global()),
             gpu,
             mode: Mode::Fraction(1.0),
             config: EvalConfig::default(),
@@ -143,10 +143,14 @@ impl<T: DeviceReal> HeteroEvaluator<T> {
         // The split is checked with or without a GPU, so a bad one never passes silently.
         match split {
             Split::CpuFraction(f) => ev.set_cpu_fraction(f)?,
+            // Construction goes through the default store (the tuning cache): a calibration
+            // is measured once per machine, grid shape and sample, then read back.
             Split::Calibrate { sample } => {
-                ev.calibrate(sample)?;
+                ev.calibrate_with_store(sample, hs::default_store())?;
             }
-            Split::Dynamic { cpu_grain, gpu_grain } => ev.set_dynamic(cpu_grain, gpu_grain)?,
+            Split::Dynamic { cpu_grain, gpu_grain } => {
+                ev.dynamic_with(cpu_grain, gpu_grain, Some(hs::default_store()))?
+            }
         }
         Ok(ev)
     }
@@ -187,6 +191,20 @@ impl<T: DeviceReal> HeteroEvaluator<T> {
         Ok(())
     }
 
+    /// Runs the CPU share on `device` instead of rayon's global pool: a pool of its own, or a
+    /// stand-in such as a [`Throttled`](hetero_sched::split::Throttled) CPU in tests. A
+    /// calibrated or dynamic split keeps the models it has; recalibrate after a change.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for a device that is not a CPU.
+    pub fn set_cpu_device(&mut self, device: Arc<dyn Device>) -> Result<()> {
+        if device.kind() != DeviceKind::Cpu {
+            return Err(Error::Config(format!("{} is not a CPU device", device.fingerprint())));
+        }
+        self.cpu_device = device;
+        Ok(())
+    }
+
     /// Sets the GPU launch parameters.
     ///
     /// # Errors
@@ -220,10 +238,15 @@ impl<T: DeviceReal> HeteroEvaluator<T> {
     /// # Errors
     /// [`Error::Config`] for a grain of 0; device errors.
     pub fn set_dynamic(&mut self, cpu_grain: usize, gpu_grain: usize) -> Result<()> {
+        self.dynamic_with(cpu_grain, gpu_grain, None)
+    }
+
+    /// As [`set_dynamic`](Self::set_dynamic), through `store` when one is given.
+    fn dynamic_with(&mut self, cpu_grain: usize, gpu_grain: usize, store: Option<&dyn SplitStore>) -> Result<()> {
         if cpu_grain == 0 || gpu_grain == 0 {
             return Err(Error::Config(format!("grains of {cpu_grain} (CPU) and {gpu_grain} (GPU) points")));
         }
-        if let Some((cpu, gpu)) = self.fit_models(gpu_grain)? {
+        if let Some((cpu, gpu)) = self.fit_models_with(gpu_grain, store)? {
             self.mode = Mode::Dynamic { cpu, gpu, cpu_grain, gpu_grain };
         }
         Ok(())
@@ -273,7 +296,7 @@ impl<T: DeviceReal> HeteroEvaluator<T> {
             }
             .map_err(from_split)
         };
-        Ok(Some((fit(&self.cpu_device)?, fit(gpu_device)?)))
+        Ok(Some((fit(self.cpu_device.as_ref())?, fit(gpu_device)?)))
     }
 
     /// The evaluation of `points` (row-major, already checked) as a splittable operation.
@@ -291,9 +314,9 @@ impl<T: DeviceReal> HeteroEvaluator<T> {
         let flat = flatten_points(self.d, points)?;
         let op = self.op(flat);
         let pieces = match &self.gpu {
-            None => hs::run_static(&op, &[&self.cpu_device], &[m]),
+            None => hs::run_static(&op, &[self.cpu_device.as_ref()], &[m]),
             Some((_, gpu)) => {
-                let devices: [&dyn Device; 2] = [&self.cpu_device, gpu];
+                let devices: [&dyn Device; 2] = [self.cpu_device.as_ref(), gpu];
                 match self.mode {
                     Mode::Fraction(f) => {
                         let w = fraction_split(m, f)?;
@@ -401,7 +424,7 @@ impl<T: DeviceReal> EvalLane<T> {
 }
 
 /// Maps the scheduler's errors back to sg-cuda's: a device's own error comes back as it was.
-fn from_split(e: SplitError) -> Error {
+pub(crate) fn from_split(e: SplitError) -> Error {
     match e {
         SplitError::Cuda(e) => Error::Cuda(e),
         SplitError::Task { source, fingerprint } => match source.downcast::<Error>() {

@@ -118,6 +118,25 @@ impl<T: DeviceReal> DeviceMatrix<T> {
         y: &mut DeviceBuffer<T>,
         cfg: &SpvmConfig,
     ) -> Result<()> {
+        self.spvm_device_on(&self.gpu, x, ix, y, cfg)
+    }
+
+    /// The handle the matrix was uploaded with (streams for it come from here).
+    pub(crate) fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// [`spvm_device`](Self::spvm_device) queued on `gpu`'s stream (a handle of the matrix's
+    /// context, e.g. [`Gpu::with_new_stream`] of [`gpu`](Self::gpu)), so several products can
+    /// run on separate streams.
+    pub(crate) fn spvm_device_on(
+        &self,
+        gpu: &Gpu,
+        x: &DeviceBuffer<T>,
+        ix: &DeviceBuffer<u64>,
+        y: &mut DeviceBuffer<T>,
+        cfg: &SpvmConfig,
+    ) -> Result<()> {
         cfg.validate()?;
         // nsel stays below 2^31 so the kernel's u32 chunk counter `i0 += blockDim.x` cannot wrap.
         if x.len() != ix.len() || y.len() < self.cols || x.len() > i32::MAX as usize {
@@ -131,7 +150,7 @@ impl<T: DeviceReal> DeviceMatrix<T> {
         }
         let pt = cfg.outputs_per_thread;
         let name = launch::spvm_kernel::<T>(pt);
-        let func = self.gpu.function(launch::SPVM_MODULE, &name)?;
+        let func = gpu.function(launch::SPVM_MODULE, &name)?;
         launch::check_block(&func, cfg.block_size, &name)?;
         let per_block = cfg.block_size as usize * pt as usize;
         let grid = launch::grid_x(self.cols.div_ceil(per_block), &format!("spvm of {} columns", self.cols))?;
@@ -147,7 +166,7 @@ impl<T: DeviceReal> DeviceMatrix<T> {
         // p <= lda and the kernel reads only rows below nrows, y holds at least p; the shared
         // memory size matches the kernel's layout.
         unsafe {
-            self.gpu.launch(&func, launch, |a| {
+            gpu.launch(&func, launch, |a| {
                 a.arg(&p).arg(&lda).arg(&nrows).arg(&nsel).arg(x).arg(ix).arg(&self.data).arg(y);
             })?;
         }

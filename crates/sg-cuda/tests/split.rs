@@ -142,3 +142,65 @@ fn gpu_calibration_is_stored_and_reused() {
     assert_eq!(first.models(), second.models());
     assert!(second.calibrate_with_store(0, &store).is_err());
 }
+
+/// A device of the GPU kind that is no GPU (for the CPU-device check).
+#[derive(Debug)]
+struct NotACpu;
+
+impl hetero_sched::split::Device for NotACpu {
+    fn kind(&self) -> hetero_sched::split::DeviceKind {
+        hetero_sched::split::DeviceKind::Gpu
+    }
+    fn fingerprint(&self) -> String {
+        "not-a-cpu".into()
+    }
+    fn workers(&self) -> usize {
+        1
+    }
+    fn spawn_workers(&self, f: &(dyn Fn(usize) + Sync)) {
+        f(0)
+    }
+}
+
+/// The CPU share on a slowed-down CPU device (a fake slow CPU): the same results as sg-cpu.
+#[test]
+fn slow_cpu_device_gives_the_same_results() {
+    use hetero_sched::split::{CpuDevice, Throttled};
+    use std::sync::Arc;
+    let mut g = rng("slow_cpu_device_gives_the_same_results");
+    let spec = GridSpec::regular(3, 5).unwrap();
+    let values: Vec<f64> = random_values(&mut g, spec.len() as usize);
+    let grid = Grid::from_values(spec.clone(), values.clone()).unwrap();
+    let mut ev = HeteroEvaluator::new(&grid, None, Split::CpuFraction(1.0)).unwrap();
+    assert!(ev.set_cpu_device(Arc::new(NotACpu)).is_err());
+    ev.set_cpu_device(Arc::new(Throttled::new(CpuDevice::with_threads(1).unwrap(), 3.0).unwrap())).unwrap();
+    let m = 301;
+    let pts = random_points::<f64>(&mut g, m, 3);
+    let view = ArrayView2::from_shape((m, 3), &pts).unwrap();
+    let want = sg_cpu::Evaluator::new(&spec).unwrap().evaluate(&values, 1, view).unwrap();
+    assert_eq!(ev.evaluate(view).unwrap().as_slice().unwrap(), &want[..]);
+}
+
+/// CPU (slowed down 3x) and GPU at once, every way of cutting: each point evaluated once, on
+/// one device, and equal to the reference.
+#[test]
+fn gpu_split_with_a_slow_cpu_device_matches_reference() {
+    use hetero_sched::split::{CpuDevice, Throttled};
+    use std::sync::Arc;
+    let Some(gpu) = gpu_or_skip("gpu_split_with_a_slow_cpu_device_matches_reference") else { return };
+    let mut g = rng("gpu_split_with_a_slow_cpu_device_matches_reference");
+    let spec = GridSpec::regular(3, 4).unwrap();
+    let values: Vec<f64> = random_values(&mut g, spec.len() as usize);
+    let grid = Grid::from_values(spec.clone(), values.clone()).unwrap();
+    let m = 523;
+    let pts = random_points::<f64>(&mut g, m, 3);
+    let mut want = vec![0.0; m];
+    sg_core::reference::evaluate_batch_into(&spec, &values, 1, &pts, &mut want).unwrap();
+    let view = ArrayView2::from_shape((m, 3), &pts).unwrap();
+    for split in [Split::CpuFraction(0.5), Split::Dynamic { cpu_grain: 8, gpu_grain: 64 }] {
+        let mut ev = HeteroEvaluator::new(&grid, Some(&gpu), split).unwrap();
+        ev.set_cpu_device(Arc::new(Throttled::new(CpuDevice::with_threads(1).unwrap(), 3.0).unwrap())).unwrap();
+        let got = ev.evaluate(view).unwrap();
+        assert!(max_rel(got.as_slice().unwrap(), &want) <= 1e-12, "{split:?}");
+    }
+}

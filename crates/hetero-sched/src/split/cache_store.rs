@@ -11,11 +11,14 @@
 //!   whose "device" is the sorted candidate list: one entry per candidate (parameter `device`)
 //!   with its median time; the fastest is the choice.
 
+use std::sync::OnceLock;
+
 use serde_json::json;
 
 use super::error::{Result, SplitError};
 use super::model::AffineModel;
-use super::store::{Choice, ChoiceKey, ModelKey, SplitStore};
+use super::store::{Choice, ChoiceKey, MemoryStore, ModelKey, SplitStore};
+use crate::tune::dispatch::NO_CACHE_ENV;
 use crate::tune::{
     CacheKey, Config, Fingerprint, KtEntry, Measured, Outcome, Param, Space, TuningCache, Value,
 };
@@ -100,11 +103,49 @@ impl CacheStore {
     /// The entries of `key`'s file over a one-parameter space named `name`.
     fn read(&self, key: &CacheKey, name: &str) -> Option<Vec<KtEntry>> {
         let path = self.cache.path_for(key);
-        let file = crate::tune::KtFile::read(&path).ok()?;
+        let file = match crate::tune::KtFile::read(&path) {
+            Ok(f) => f,
+            Err(e) => {
+                if path.exists() {
+                    tracing::warn!(path = %path.display(), error = %e, "ignoring a corrupt split calibration file");
+                }
+                return None;
+            }
+        };
         let values = file.params.iter().find(|(n, _)| n == name)?.1.clone();
         let space = Space::builder().param(Param::new(name, values)).build().ok()?;
         self.cache.entries(key, &space)
     }
+}
+
+/// The store that calibrations and to-one choices go to when a caller names none: the default
+/// tuning cache ([`CacheStore::open_default`]: `$HETKIT_CACHE_DIR`, or the user's cache
+/// directory), so a calibration measured once is read back by every later run on this machine.
+/// With `HETKIT_NO_TUNING_CACHE=1` (the switch that also keeps kernels on their defaults), or
+/// where there is no cache directory, a [`MemoryStore`] that lives as long as the process.
+/// Decided on first use, like the tuned kernels' look-up.
+///
+/// ```
+/// use hetero_sched::split::{SplitStore, default_store};
+/// let store: &dyn SplitStore = default_store();
+/// # let _ = store;
+/// ```
+pub fn default_store() -> &'static dyn SplitStore {
+    static STORE: OnceLock<Box<dyn SplitStore>> = OnceLock::new();
+    STORE
+        .get_or_init(|| {
+            let disabled =
+                std::env::var(NO_CACHE_ENV).is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes"));
+            match CacheStore::open_default() {
+                Ok(store) if !disabled => Box::new(store),
+                Ok(_) => Box::new(MemoryStore::new()),
+                Err(e) => {
+                    tracing::warn!(error = %e, "no tuning cache: split calibrations last one process");
+                    Box::new(MemoryStore::new())
+                }
+            }
+        })
+        .as_ref()
 }
 
 fn row(name: &str, value: Value, seconds: f64) -> Measured {

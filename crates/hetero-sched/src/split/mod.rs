@@ -6,15 +6,17 @@
 //! - [`Splittable`]: an operation over `0..n` with a CPU implementation of any sub-range and,
 //!   optionally, a GPU one (queued per stream, completed later).
 //! - Static split: [`AffineModel`]s `t = γ·w + δ` from [`calibrate`] (least squares over two or
-//!   more sizes), [`solve_static`] for equal finish time over `k` devices with clamping (Eq. 6.5),
-//!   [`run_static`] to execute the shares.
+//!   more sizes; [`calibrate_concurrent`] times every device while the others run),
+//!   [`solve_static`] for equal finish time over `k` devices with clamping (Eq. 6.5),
+//!   [`run_static`] to execute the shares, [`run_static_timed`] and [`refine`] to correct the
+//!   models from a split's measured finish times.
 //! - Dynamic split: [`DynamicPlan`], the multi-grain rules of Listing 6.1 (corrected), run by
 //!   [`run_dynamic`] over a lock-free cursor; [`simulate`] plays a plan in virtual time.
 //! - [`ToOneMap`]: the fastest single device per operation and problem shape.
 //! - [`SplitStore`]: where calibrations and choices persist: [`CacheStore`] in the tuning cache
 //!   (Kernel Tuner files keyed by device fingerprint, operation and shape bucket, next to the
-//!   device's tuned kernels; `HETKIT_CACHE_DIR` overriding), [`JsonStore`] (one JSON file),
-//!   [`MemoryStore`].
+//!   device's tuned kernels; `HETKIT_CACHE_DIR` overriding; [`default_store`], where callers that
+//!   name no store persist), [`JsonStore`] (one JSON file), [`MemoryStore`].
 //!
 //! See the book, chapter "Splitting work between devices".
 
@@ -31,14 +33,14 @@ mod splittable;
 mod store;
 mod to_one;
 
-pub use cache_store::CacheStore;
-pub use calibrate::{calibrate, calibrate_cached};
+pub use cache_store::{CacheStore, default_store};
+pub use calibrate::{calibrate, calibrate_cached, calibrate_concurrent};
 pub use clock::{Clock, ManualClock, MonotonicClock};
 pub use device::{CpuDevice, CudaDevice, Device, DeviceKind, Throttled};
 pub use error::{BoxError, Result, SplitError};
-pub use model::{AffineModel, proportional_split, solve_static};
+pub use model::{AffineModel, proportional_split, refine, solve_static};
 pub use queue::{DynamicPlan, Grain};
-pub use run::{run_dynamic, run_static};
+pub use run::{run_dynamic, run_static, run_static_timed};
 pub use simulate::{SimDevice, SimTask, simulate};
 pub use splittable::{Piece, Splittable, concat};
 pub use store::{

@@ -194,6 +194,51 @@ fn round_shares(total: usize, real: &[f64], granules: &[usize]) -> Vec<usize> {
     shares
 }
 
+/// Models corrected by what a split measured: device `i` processed `shares[i]` items in
+/// `seconds[i]` (e.g. from [`run_static_timed`](super::run_static_timed)), and its model is
+/// scaled (both coefficients) so that it predicts exactly that. Devices without work keep their
+/// model. Solving again with the result moves the split point to where the devices would have
+/// finished together under the conditions of that run: the second, corrected split.
+///
+/// ```
+/// use hetero_sched::split::{AffineModel, refine, solve_static};
+/// // Calibrated alone, the second device looked 2x slower; together it was 3x slower.
+/// let models = [AffineModel::new(1e-6, 0.0), AffineModel::new(2e-6, 0.0)];
+/// let shares = solve_static(3000, &models, None)?; // [2000, 1000]
+/// let seen = [2000.0 * 1e-6, 1000.0 * 3e-6];
+/// let better = refine(&models, &shares, &seen)?;
+/// assert_eq!(solve_static(3000, &better, None)?, vec![2250, 750]);
+/// # Ok::<(), hetero_sched::split::SplitError>(())
+/// ```
+///
+/// # Errors
+/// [`SplitError::Mismatch`] when the lengths differ; [`SplitError::Invalid`] for a time that is
+/// not finite and non-negative; [`SplitError::BadModel`] for unusable models.
+pub fn refine(models: &[AffineModel], shares: &[usize], seconds: &[f64]) -> Result<Vec<AffineModel>> {
+    for (what, got) in [("shares", shares.len()), ("times", seconds.len())] {
+        if got != models.len() {
+            return Err(SplitError::Mismatch { what, got, devices: models.len() });
+        }
+    }
+    models
+        .iter()
+        .zip(shares.iter().zip(seconds))
+        .enumerate()
+        .map(|(i, (m, (&w, &t)))| {
+            m.check(i)?;
+            if !(t.is_finite() && t >= 0.0) {
+                return Err(SplitError::Invalid(format!("measured time {t} s of device {i}")));
+            }
+            let predicted = m.time(w);
+            if w == 0 || predicted <= 0.0 {
+                return Ok(*m);
+            }
+            let scale = t / predicted;
+            Ok(AffineModel::new(m.gamma * scale, m.delta * scale))
+        })
+        .collect()
+}
+
 /// The fraction-based split of the thesis's proportional model (Eq. 6.3): with
 /// `β = t_cpu(w_c) / t_gpu(w_c)`, the first device gets `total / (1 + β)`.
 ///

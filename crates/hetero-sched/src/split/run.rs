@@ -6,6 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::clock::Clock;
 use super::device::{Device, DeviceKind};
 use super::error::{BoxError, Result, SplitError};
 use super::queue::{Cursor, DynamicPlan};
@@ -28,6 +29,31 @@ pub fn run_static<S: Splittable>(
     devices: &[&dyn Device],
     shares: &[usize],
 ) -> Result<Vec<Piece<S::Output>>> {
+    static_split(op, devices, shares, None).map(|(pieces, _)| pieces)
+}
+
+/// [`run_static`], also returning the seconds (read from `clock`) from the start until each
+/// device finished its share (0 for a device without work): what [`refine`](super::refine)
+/// needs to correct the models that chose the shares.
+///
+/// # Errors
+/// As [`run_static`].
+pub fn run_static_timed<S: Splittable>(
+    op: &S,
+    devices: &[&dyn Device],
+    shares: &[usize],
+    clock: &dyn Clock,
+) -> Result<(Vec<Piece<S::Output>>, Vec<f64>)> {
+    static_split(op, devices, shares, Some(clock))
+}
+
+/// [`run_static`] with finish times when a clock is given.
+fn static_split<S: Splittable>(
+    op: &S,
+    devices: &[&dyn Device],
+    shares: &[usize],
+    clock: Option<&dyn Clock>,
+) -> Result<(Vec<Piece<S::Output>>, Vec<f64>)> {
     if devices.is_empty() {
         return Err(SplitError::NoDevices);
     }
@@ -46,21 +72,29 @@ pub fn run_static<S: Splittable>(
         start += s;
     }
     let sink = Sink::new();
+    let finish = Mutex::new(vec![0.0; devices.len()]);
+    let start = clock.map(|c| c.seconds());
     std::thread::scope(|sc| {
         for (i, (&dev, range)) in devices.iter().zip(ranges).enumerate() {
             if range.is_empty() {
                 continue;
             }
-            let sink = &sink;
-            sc.spawn(move || match dev.kind() {
-                DeviceKind::Cpu => static_cpu(op, dev, i, range, sink),
-                DeviceKind::Gpu => {
-                    sink.guard(dev, || static_gpu(op, dev, i, range, sink));
+            let (sink, finish) = (&sink, &finish);
+            sc.spawn(move || {
+                match dev.kind() {
+                    DeviceKind::Cpu => static_cpu(op, dev, i, range, sink),
+                    DeviceKind::Gpu => {
+                        sink.guard(dev, || static_gpu(op, dev, i, range, sink));
+                    }
+                }
+                if let (Some(c), Some(t0)) = (clock, start) {
+                    finish.lock().unwrap_or_else(|e| e.into_inner())[i] = c.seconds() - t0;
                 }
             });
         }
     });
-    sink.finish()
+    let pieces = sink.finish()?;
+    Ok((pieces, finish.into_inner().unwrap_or_else(|e| e.into_inner())))
 }
 
 /// Runs `op` over the multi-grain queue of `plan` (thesis Listing 6.1): every CPU worker pops
