@@ -67,8 +67,9 @@ fn concurrent_calibration_times_every_device_while_the_others_run() {
     let devices: [&dyn Device; 2] = [&a, &b];
     let models = calibrate_concurrent(&op, &devices, &[8, 16, 32], 3, &MonotonicClock::new()).unwrap();
     assert_eq!(models.len(), 2);
+    // The coefficients themselves depend on the machine's load (sleeps are lower bounds only).
     for m in &models {
-        assert!(m.gamma.is_finite() && m.gamma > 0.0 && m.delta.is_finite() && m.delta >= 0.0, "{m:?}");
+        assert!(m.gamma.is_finite() && m.gamma >= 0.0 && m.delta.is_finite() && m.delta >= 0.0, "{m:?}");
     }
     assert_eq!(op.most.load(Ordering::Acquire), 2, "the two devices never ran at the same time");
     assert_eq!(op.active.load(Ordering::Acquire), 0, "a run outlived the calibration");
