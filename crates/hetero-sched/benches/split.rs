@@ -17,7 +17,8 @@ use std::time::Instant;
 use criterion::{Criterion, Throughput, criterion_group};
 use hetero_sched::split::{
     AffineModel, BoxError, CpuDevice, Device, DeviceKind, DynamicPlan, Grain, MonotonicClock, Splittable,
-    Throttled, calibrate, calibrate_concurrent, refine, run_dynamic, run_static, run_static_timed, solve_static,
+    Throttled, calibrate, calibrate_concurrent, refine, run_dynamic, run_static, run_static_timed,
+    solve_static,
 };
 
 /// Does nothing per item: what is measured is the scheduler.

@@ -225,7 +225,11 @@ impl<'a, T: Real> TridiagonalSolves<'a, T> {
     pub fn new(a: &'a [T], b: &'a [T], c: &'a [T], d: &'a [T], m: usize) -> Result<Self> {
         TridiagonalBatch::strided(a, b, c, m)?;
         if d.len() != b.len() {
-            return Err(Error::LengthMismatch { what: "d (right-hand sides)", got: d.len(), expected: b.len() });
+            return Err(Error::LengthMismatch {
+                what: "d (right-hand sides)",
+                got: d.len(),
+                expected: b.len(),
+            });
         }
         Ok(TridiagonalSolves { a, b, c, d, m, solver: Solver::Auto })
     }
@@ -239,7 +243,8 @@ impl<'a, T: Real> TridiagonalSolves<'a, T> {
     /// Systems `r` as a batch of their own, and a copy of their right-hand sides.
     fn range(&self, r: &Range<usize>) -> Result<(TridiagonalBatch<'a, T>, Vec<T>), BoxError> {
         let s = r.start * self.m..r.end * self.m;
-        let batch = TridiagonalBatch::strided(&self.a[s.clone()], &self.b[s.clone()], &self.c[s.clone()], self.m)?;
+        let batch =
+            TridiagonalBatch::strided(&self.a[s.clone()], &self.b[s.clone()], &self.c[s.clone()], self.m)?;
         Ok((batch, self.d[s].to_vec()))
     }
 }
@@ -361,7 +366,13 @@ mod tests {
             let mut oracle = data.clone();
             oracle.chunks_mut(row_len).for_each(|r| r.sort_by(|a, b| b.cmp(a)));
             assert_eq!(one, oracle);
-            check_split(&RowSorts::new(&data, row_len, Order::Descending).unwrap(), devices, row_len, &one, &what);
+            check_split(
+                &RowSorts::new(&data, row_len, Order::Descending).unwrap(),
+                devices,
+                row_len,
+                &one,
+                &what,
+            );
 
             let mut one = data.clone();
             scan::inclusive_rows(&mut one, row_len, Add).unwrap();
@@ -426,7 +437,8 @@ mod tests {
         let mut g = rng(test);
         for (systems, m) in SHAPES {
             let n = systems * m;
-            let mut draw = |lo: f64, hi: f64| -> Vec<T> { (0..n).map(|_| T::of(g.random_range(lo..hi))).collect() };
+            let mut draw =
+                |lo: f64, hi: f64| -> Vec<T> { (0..n).map(|_| T::of(g.random_range(lo..hi))).collect() };
             let (a, c, d) = (draw(-1.0, 1.0), draw(-1.0, 1.0), draw(-10.0, 10.0));
             let b = draw(2.5, 4.0);
             let mut one = d.clone();

@@ -242,7 +242,12 @@ impl<T: DeviceReal> HeteroEvaluator<T> {
     }
 
     /// As [`set_dynamic`](Self::set_dynamic), through `store` when one is given.
-    fn dynamic_with(&mut self, cpu_grain: usize, gpu_grain: usize, store: Option<&dyn SplitStore>) -> Result<()> {
+    fn dynamic_with(
+        &mut self,
+        cpu_grain: usize,
+        gpu_grain: usize,
+        store: Option<&dyn SplitStore>,
+    ) -> Result<()> {
         if cpu_grain == 0 || gpu_grain == 0 {
             return Err(Error::Config(format!("grains of {cpu_grain} (CPU) and {gpu_grain} (GPU) points")));
         }

@@ -111,7 +111,13 @@ impl<T: DeviceReal> HeteroSpvm<T> {
     /// # Errors
     /// As [`op`](Self::op); the scheduler's errors (shares that do not add up, a GPU device
     /// without the matrix on a GPU) as [`Error::Config`]; either device's errors.
-    pub fn spvm_static(&self, x: &[T], ix: &[usize], devices: &[&dyn Device], shares: &[usize]) -> Result<Vec<T>> {
+    pub fn spvm_static(
+        &self,
+        x: &[T],
+        ix: &[usize],
+        devices: &[&dyn Device],
+        shares: &[usize],
+    ) -> Result<Vec<T>> {
         let op = self.op(x, ix)?;
         let pieces = hs::run_static(&op, devices, shares).map_err(from_split)?;
         Ok(sum_partials(self.cols(), pieces))
@@ -121,7 +127,13 @@ impl<T: DeviceReal> HeteroSpvm<T> {
     ///
     /// # Errors
     /// As [`spvm_static`](Self::spvm_static).
-    pub fn spvm_dynamic(&self, x: &[T], ix: &[usize], devices: &[&dyn Device], plan: &DynamicPlan) -> Result<Vec<T>> {
+    pub fn spvm_dynamic(
+        &self,
+        x: &[T],
+        ix: &[usize],
+        devices: &[&dyn Device],
+        plan: &DynamicPlan,
+    ) -> Result<Vec<T>> {
         let op = self.op(x, ix)?;
         let pieces = hs::run_dynamic(&op, devices, plan).map_err(from_split)?;
         Ok(sum_partials(self.cols(), pieces))

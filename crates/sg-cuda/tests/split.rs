@@ -199,7 +199,8 @@ fn gpu_split_with_a_slow_cpu_device_matches_reference() {
     let view = ArrayView2::from_shape((m, 3), &pts).unwrap();
     for split in [Split::CpuFraction(0.5), Split::Dynamic { cpu_grain: 8, gpu_grain: 64 }] {
         let mut ev = HeteroEvaluator::new(&grid, Some(&gpu), split).unwrap();
-        ev.set_cpu_device(Arc::new(Throttled::new(CpuDevice::with_threads(1).unwrap(), 3.0).unwrap())).unwrap();
+        ev.set_cpu_device(Arc::new(Throttled::new(CpuDevice::with_threads(1).unwrap(), 3.0).unwrap()))
+            .unwrap();
         let got = ev.evaluate(view).unwrap();
         assert!(max_rel(got.as_slice().unwrap(), &want) <= 1e-12, "{split:?}");
     }

@@ -22,7 +22,8 @@ fn oracle<T: Real>(a: &[T], cols: usize, x: &[T], ix: &[usize]) -> Vec<f64> {
 }
 
 /// Shapes `(rows, cols, selected)`: empty, single, primes, more selections than rows.
-const SHAPES: [(usize, usize, usize); 6] = [(1, 1, 0), (1, 1, 1), (7, 3, 97), (50, 130, 1000), (13, 257, 31), (3, 8, 5)];
+const SHAPES: [(usize, usize, usize); 6] =
+    [(1, 1, 0), (1, 1, 1), (7, 3, 97), (50, 130, 1000), (13, 257, 31), (3, 8, 5)];
 
 /// Integer-valued data: every sum is exact in f32 and f64, so any order of summation (any split)
 /// gives the same bits as the one-device path.
@@ -93,7 +94,10 @@ fn spvm_split_of_real_data_matches_the_loop() {
     let devices: [&dyn Device; 2] = [&fast, &slow];
     let (shares, plan) = schedules(sel, &devices);
     let want = oracle(&a, cols, &x, &ix);
-    for got in [m.spvm_static(&x, &ix, &devices, &shares).unwrap(), m.spvm_dynamic(&x, &ix, &devices, &plan).unwrap()] {
+    for got in [
+        m.spvm_static(&x, &ix, &devices, &shares).unwrap(),
+        m.spvm_dynamic(&x, &ix, &devices, &plan).unwrap(),
+    ] {
         let err = got.iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0, f64::max);
         assert!(err <= 1e-12 * sel as f64, "error {err}");
     }

@@ -79,7 +79,8 @@ pub fn calibrate_concurrent<S: Splittable>(
                         }
                     };
                     // Keep the others company until they are done (or one has failed).
-                    while finished.load(Ordering::Acquire) < devices.len() && !failed.load(Ordering::Acquire) {
+                    while finished.load(Ordering::Acquire) < devices.len() && !failed.load(Ordering::Acquire)
+                    {
                         if run_one(op, dev, sizes[0]).is_err() {
                             break;
                         }
