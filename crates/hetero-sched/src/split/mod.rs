@@ -40,7 +40,7 @@ pub use device::{CpuDevice, CudaDevice, Device, DeviceKind, Throttled};
 pub use error::{BoxError, Result, SplitError};
 pub use model::{AffineModel, proportional_split, refine, solve_static};
 pub use queue::{DynamicPlan, Grain};
-pub use run::{run_dynamic, run_static, run_static_timed};
+pub use run::{TimedPieces, run_dynamic, run_static, run_static_timed};
 pub use simulate::{SimDevice, SimTask, simulate};
 pub use splittable::{Piece, Splittable, concat};
 pub use store::{

@@ -32,6 +32,9 @@ pub fn run_static<S: Splittable>(
     static_split(op, devices, shares, None).map(|(pieces, _)| pieces)
 }
 
+/// The pieces of a split and each device's finish time in seconds ([`run_static_timed`]).
+pub type TimedPieces<O> = (Vec<Piece<O>>, Vec<f64>);
+
 /// [`run_static`], also returning the seconds (read from `clock`) from the start until each
 /// device finished its share (0 for a device without work): what [`refine`](super::refine)
 /// needs to correct the models that chose the shares.
@@ -43,7 +46,7 @@ pub fn run_static_timed<S: Splittable>(
     devices: &[&dyn Device],
     shares: &[usize],
     clock: &dyn Clock,
-) -> Result<(Vec<Piece<S::Output>>, Vec<f64>)> {
+) -> Result<TimedPieces<S::Output>> {
     static_split(op, devices, shares, Some(clock))
 }
 
@@ -53,7 +56,7 @@ fn static_split<S: Splittable>(
     devices: &[&dyn Device],
     shares: &[usize],
     clock: Option<&dyn Clock>,
-) -> Result<(Vec<Piece<S::Output>>, Vec<f64>)> {
+) -> Result<TimedPieces<S::Output>> {
     if devices.is_empty() {
         return Err(SplitError::NoDevices);
     }
