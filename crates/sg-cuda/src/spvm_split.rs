@@ -69,7 +69,7 @@ impl<T: DeviceReal> HeteroSpvm<T> {
     /// Sets the GPU launch parameters.
     ///
     /// # Errors
-    /// [`Error::Config`].
+    /// [`Error::Config`](crate::Error::Config).
     pub fn set_config(&mut self, config: SpvmConfig) -> Result<()> {
         config.validate()?;
         self.config = config;
@@ -110,7 +110,7 @@ impl<T: DeviceReal> HeteroSpvm<T> {
     ///
     /// # Errors
     /// As [`op`](Self::op); the scheduler's errors (shares that do not add up, a GPU device
-    /// without the matrix on a GPU) as [`Error::Config`]; either device's errors.
+    /// without the matrix on a GPU) as [`Error::Config`](crate::Error::Config); either device's errors.
     pub fn spvm_static(
         &self,
         x: &[T],
@@ -143,7 +143,7 @@ impl<T: DeviceReal> HeteroSpvm<T> {
     /// the GPU the matrix was uploaded to (two streams); without a GPU, the CPU alone.
     ///
     /// # Errors
-    /// As [`spvm_static`](Self::spvm_static); [`Error::Config`] for a fraction outside `[0, 1]`.
+    /// As [`spvm_static`](Self::spvm_static); [`Error::Config`](crate::Error::Config) for a fraction outside `[0, 1]`.
     pub fn spvm_split(&self, x: &[T], ix: &[usize], cpu_fraction: f64) -> Result<Vec<T>> {
         let cpu_rows = crate::split::fraction_split(x.len(), cpu_fraction)?;
         let cpu = CpuDevice::global();
