@@ -68,7 +68,7 @@ fn main() -> Result<(), Error> {
         let t = Instant::now();
         let p = Predictor::fit(&rows, learner, &opts.search.space.tiles)?;
         let fit = t.elapsed().as_secs_f64();
-        let r = report::evaluate(log.records(), &held, &|f| p.predict(f, 0), &mut eval, 7)?;
+        let r = report::evaluate(log.records(), &held, &|f| p.predict(f, 0), &mut eval, 9)?;
         let (mean, min) = report::mean_min(&r, EvalRow::pct_of_best);
         let (seq, _) = report::mean_min(&r, EvalRow::speedup_over_sequential);
         let (cpu, _) = report::mean_min(&r, EvalRow::speedup_over_untuned_cpu);
@@ -129,7 +129,10 @@ fn plot(rows: &[EvalRow], path: &PathBuf) -> Result<(), Error> {
         Rectangle::new([(i, 0.0), (i + 1, r.pct_of_best())], color.mix(0.6).filled())
     }))?;
     for (goal, color) in [(95.0, BLACK), (80.0, RED)] {
-        chart.draw_series(std::iter::once(PathElement::new(vec![(0, goal), (n, goal)], color.stroke_width(2))))?;
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(0, goal), (n, goal)],
+            color.stroke_width(2),
+        )))?;
     }
     root.present()?;
     Ok(())

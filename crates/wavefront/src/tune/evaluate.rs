@@ -44,6 +44,8 @@ impl SweepEvaluator {
 
     fn reference(&mut self, inst: &Instance) -> Result<&Reference> {
         if !self.references.contains_key(inst) {
+            // Searches go instance by instance: keep one reference (a table can be megabytes).
+            self.references.clear();
             let r = build_reference(inst)?;
             self.references.insert(*inst, r);
         }
