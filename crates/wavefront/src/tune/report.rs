@@ -302,7 +302,10 @@ mod tests {
         assert!((off[0].speedup_over_untuned_cpu() - 2.0 / 3.0).abs() < 1e-6);
         // A search whose best was a lucky run: re-measuring its best few finds the real best.
         let mut lucky = recs.clone();
-        lucky.iter_mut().filter(|r| r.candidate == Candidate::cpu(true, 32)).for_each(|r| r.time_ms = Some(0.1));
+        lucky
+            .iter_mut()
+            .filter(|r| r.candidate == Candidate::cpu(true, 32))
+            .for_each(|r| r.time_ms = Some(0.1));
         let fixed = evaluate(&lucky, &[inst], &|_| Candidate::cpu(true, 16), &mut Det, 2).unwrap();
         assert_eq!(fixed[0].best, Candidate::cpu(true, 16));
         assert!((fixed[0].pct_of_best() - 100.0).abs() < 1e-9);
