@@ -26,6 +26,10 @@ pub use wavefront::{
     Boundary2, Boundary3, Config2, Config3, Executor, GpuKernel2, WavefrontError, geom, run_2d_gpu,
 };
 
+/// Autotuning the executors: the search driver, features, learners and the per-machine model
+/// behind `Config2::auto` / `Config3::auto` (the book's chapter "Tuning wavefronts").
+pub use wavefront::tune;
+
 /// Computes a `rows x cols` table, cell `(i, j)` = `kernel(i, j, &north, &west, &north_west)`
 /// of `(i-1, j)`, `(i, j-1)`, `(i-1, j-1)`, neighbours outside from `boundary`; the same table
 /// under every `config`.

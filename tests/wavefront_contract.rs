@@ -93,3 +93,82 @@ fn sequence_apps() {
         apps::Alignment { score: 6, end_a: 4, end_b: 2 }
     );
 }
+
+// ---- auto-tuning (issue 21): `Config2::auto` / `Config3::auto` never change a table ----
+
+mod auto {
+    use hetkit::ndarray::Array2;
+    use hetkit::wavefront::tune::{self, CalibrateOptions, Features, Instance, Rank, SearchOptions, Source};
+    use hetkit::wavefront::{Boundary2, Boundary3, Config2, Config3, run_2d, run_3d};
+
+    fn lcs_like(a: &[u8], b: &[u8]) -> impl Fn(usize, usize, &u32, &u32, &u32) -> u32 + Sync {
+        let (a, b) = (a.to_vec(), b.to_vec());
+        move |i, j, n, w, nw| if a[i] == b[j] { nw + 1 } else { *n.max(w) }
+    }
+
+    /// Whatever this machine's cache holds (a model or none: short search), the auto
+    /// configuration gives the sequential table, on awkward shapes.
+    #[test]
+    fn auto_configurations_give_the_sequential_tables() {
+        for (rows, cols) in [(1, 1), (1, 7), (7, 1), (13, 40), (61, 61)] {
+            let a: Vec<u8> = (0..rows).map(|i| b"ACGT"[(i * 7 + 3) % 4]).collect();
+            let b: Vec<u8> = (0..cols).map(|j| b"ACGT"[(j * 5 + 1) % 4]).collect();
+            let boundary = Boundary2::constant(0u32);
+            let seq: Array2<u32> =
+                run_2d(rows, cols, &boundary, &Config2::sequential(), lcs_like(&a, &b)).unwrap();
+            let cfg = tune::auto_2d(rows, cols, &boundary, lcs_like(&a, &b)).unwrap();
+            assert_eq!(
+                run_2d(rows, cols, &boundary, &cfg, lcs_like(&a, &b)).unwrap(),
+                seq,
+                "{rows}x{cols} {cfg:?}"
+            );
+            let direct = Config2::auto(&Features::new(rows.max(cols), 0.5, 0));
+            assert_eq!(run_2d(rows, cols, &boundary, &direct, lcs_like(&a, &b)).unwrap(), seq);
+        }
+        for n in [[1, 1, 1], [3, 5, 2], [9, 9, 9]] {
+            let k = |i: usize, j: usize, k: usize, n: &u64, w: &u64, t: &u64| {
+                n.wrapping_mul(3)
+                    .wrapping_add(*w)
+                    .wrapping_add(t.wrapping_mul(7))
+                    .wrapping_add((i + 2 * j + 3 * k) as u64)
+            };
+            let b = Boundary3::constant(1u64);
+            let seq = run_3d(n[0], n[1], n[2], &b, &Config3::sequential(), k).unwrap();
+            let cfg = tune::auto_3d(n, &b, k).unwrap();
+            assert_eq!(run_3d(n[0], n[1], n[2], &b, &cfg, k).unwrap(), seq, "{n:?} {cfg:?}");
+        }
+    }
+
+    /// Calibrating (a tiny grid, one run each) stores a model in the given cache; the model's
+    /// configurations give the sequential tables too.
+    #[test]
+    fn calibrate_then_predict() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = hetkit::sched::tune::TuningCache::at(dir.path());
+        let opts = CalibrateOptions {
+            instances: vec![
+                Instance::synthetic(8, 1, 1),
+                Instance::synthetic(16, 2, 1),
+                Instance::synthetic(24, 1, 0),
+            ],
+            search: SearchOptions { reps: 1, ..SearchOptions::default() },
+            ..CalibrateOptions::default()
+        };
+        let mut events = 0;
+        let cal = tune::calibrate(&opts, &cache, &mut |_| events += 1).unwrap();
+        assert!(cal.summary.evaluated > 0 && events > cal.summary.evaluated);
+        assert!(cal.stored.iter().all(|p| p.exists()));
+        for dim in [5usize, 17, 30] {
+            let f = Features::new(dim, 2.0, 1);
+            let (c, source) = tune::choose_in(Some(&cache), &f, Rank::Two);
+            assert_eq!(source, Source::Model);
+            assert!(c.tile >= 1 && c.tile <= dim && c.band == -1, "{c:?}");
+            let b = Boundary2::constant(hetkit::wavefront::apps::synthetic::Synth::<1>::BOUNDARY);
+            let kern = |_: usize, _: usize, n: &_, w: &_, nw: &_| {
+                hetkit::wavefront::apps::synthetic::synthetic_cell(2, n, w, nw)
+            };
+            let seq = run_2d(dim, dim, &b, &Config2::sequential(), kern).unwrap();
+            assert_eq!(run_2d(dim, dim, &b, &c.config2(), kern).unwrap(), seq);
+        }
+    }
+}

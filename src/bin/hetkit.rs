@@ -10,6 +10,7 @@
 //!   learning operators sg_learn_stream and sg_learn_subspace, tridiagonal) on this machine,
 //!   store the result where its dispatch looks, and compare default and tuned.
 //! - `hetkit tune stencil STENCIL`: tune a stencil's CPU blocks and generated GPU kernel.
+//! - `hetkit tune wavefront`: calibrate the wavefront auto-tuner (`Config2::auto`) on this machine.
 
 #[path = "hetkit/info.rs"]
 mod info;
@@ -21,6 +22,8 @@ mod replay;
 mod tune_kernel;
 #[path = "hetkit/tune_stencil.rs"]
 mod tune_stencil;
+#[path = "hetkit/tune_wavefront.rs"]
+mod tune_wavefront;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -154,6 +157,28 @@ enum Tune {
         #[arg(long, default_value_t = 3)]
         runs: usize,
     },
+    /// Calibrate the wavefront auto-tuner: search the synthetic training instances, fit the
+    /// models on the best five configurations of each, store them in the tuning cache.
+    Wavefront {
+        /// JSON-lines search log; an interrupted calibration resumes from it.
+        #[arg(long)]
+        log: Option<PathBuf>,
+        /// Timed runs per configuration (median).
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// A run longer than this (ms) is not repeated and its configuration is capped.
+        #[arg(long, default_value_t = 2000)]
+        cap_ms: u64,
+        /// Parameter learner: model-tree, tree or linear.
+        #[arg(long, default_value = "model-tree")]
+        learner: String,
+        /// The smaller 2D-only training grid.
+        #[arg(long)]
+        quick: bool,
+        /// Then measure the prediction against the exhaustive best on held-out instances.
+        #[arg(long)]
+        evaluate: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -188,6 +213,9 @@ fn main() -> ExitCode {
             let opts =
                 tune_stencil::Options { stencil, scalars, precision, size, target, strategy, budget, runs };
             tune_stencil::run(&opts)
+        }
+        Command::Tune(Tune::Wavefront { log, reps, cap_ms, learner, quick, evaluate }) => {
+            tune_wavefront::run(&tune_wavefront::Options { log, reps, cap_ms, learner, quick, evaluate })
         }
     };
     match result {

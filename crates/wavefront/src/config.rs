@@ -119,6 +119,23 @@ macro_rules! config_type {
 config_type!(Config2, "2D", "`tile x tile`", "anti-diagonals");
 config_type!(Config3, "3D", "`tile x tile x tile`", "planes");
 
+impl Config2 {
+    /// The configuration predicted for a problem with `features` by the model calibrated on
+    /// this machine ([`crate::tune::calibrate`], stored in the tuning cache), or, without one,
+    /// the best of a short search on a small synthetic stand-in. Never fails; like every
+    /// configuration it gives the same table as [`Config2::sequential`].
+    pub fn auto(features: &crate::tune::Features) -> Self {
+        crate::tune::choose(features, crate::tune::Rank::Two).0.config2()
+    }
+}
+
+impl Config3 {
+    /// As [`Config2::auto`], with the 3D model.
+    pub fn auto(features: &crate::tune::Features) -> Self {
+        crate::tune::choose(features, crate::tune::Rank::Three).0.config3()
+    }
+}
+
 fn validate(executor: Executor, threads: Option<usize>) -> Result<()> {
     let tile = match executor {
         Executor::Sequential => None,

@@ -53,6 +53,18 @@ pub enum WavefrontError {
     /// Gap penalties or scores that the alignment kernels reject.
     #[error("invalid scoring: {0}")]
     InvalidScoring(String),
+    /// A tuning log, model or cache file that cannot be read or written.
+    #[error("tuning file {path}: {reason}")]
+    TuneFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A tuning step that cannot proceed: no training data, a learner that failed, an
+    /// evaluation whose result differs from the sequential reference.
+    #[error("wavefront tuning: {0}")]
+    Tune(String),
     /// The CUDA layer: no driver or device, a kernel that did not compile, a failed launch.
     #[error(transparent)]
     Cuda(#[from] cuda_kernels::Error),

@@ -11,6 +11,7 @@
 //! - [`apps`] holds the applications: the thesis's synthetic kernels (with integer oracles), a
 //!   Nash-like coarse kernel, an LU/SOR-like 3D sweep, and sequence comparison (LCS,
 //!   Smith-Waterman and Needleman-Wunsch with affine gaps) with SIMD fast paths.
+//! - [`tune`] searches configurations, learns to predict them, and backs [`Config2::auto`].
 //!
 //! ```
 //! use wavefront::{Boundary2, Config2, run_2d};
@@ -30,6 +31,7 @@ mod gpu;
 mod gpu_check;
 mod sweep2;
 mod sweep3;
+pub mod tune;
 
 pub use boundary::{Boundary2, Boundary3};
 pub use config::{Config2, Config3, Executor};

@@ -1,0 +1,135 @@
+//! The auto-tuner's report (book chapter "Tuning wavefronts"): calibrates on the synthetic
+//! training grid, searches the held-out instances exhaustively, and measures each learner's
+//! predictions against the exhaustive best (`T_best / T_tuned`), with speed-ups, parameter
+//! sensitivity and a PNG plot.
+//!
+//! `cargo bench -p wavefront --bench tuning_report`; logs, the model cache and the plot go to
+//! `$WF_TUNE_DIR` (default `target/wf-tune`), and the searches resume from the logs.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use hetero_sched::tune::TuningCache;
+use plotters::prelude::*;
+use wavefront::tune::report::{self, EvalRow};
+use wavefront::tune::{
+    self, CalibrateOptions, Learner, Predictor, SearchLog, SweepEvaluator, training_instances_2d,
+    training_set,
+};
+
+type Error = Box<dyn std::error::Error>;
+
+fn main() -> Result<(), Error> {
+    if std::env::args().any(|a| a == "--list") {
+        return Ok(()); // `cargo bench -- --list` / `cargo test --benches` probes
+    }
+    let dir = std::env::var_os("WF_TUNE_DIR").map_or_else(|| PathBuf::from("target/wf-tune"), PathBuf::from);
+    std::fs::create_dir_all(&dir)?;
+    let cache = TuningCache::at(dir.join("cache"));
+    let opts = CalibrateOptions {
+        instances: training_instances_2d(),
+        log: Some(dir.join("train.jsonl")),
+        ..CalibrateOptions::default()
+    };
+    println!(
+        "machine: {}; synthetic unit {:.2} ns",
+        tune::fingerprint_here().as_str(),
+        tune::synthetic_unit_ns()
+    );
+    let cal = tune::calibrate(&opts, &cache, &mut |_| {})?;
+    println!(
+        "training search: {} timed now, {} from the log, {} capped, {:.1} s; fit {:.3} s; rows {:?}",
+        cal.summary.evaluated,
+        cal.summary.reused,
+        cal.summary.capped,
+        cal.search_time.as_secs_f64(),
+        cal.train_time.as_secs_f64(),
+        cal.rows
+    );
+    let rows = training_set(&cal.records, opts.top_k);
+
+    let held = report::held_out_instances();
+    let mut log = SearchLog::open(&dir.join("heldout.jsonl"))?;
+    let mut eval = SweepEvaluator::new();
+    let t = Instant::now();
+    let s = tune::search(&held, &mut eval, &mut log, &opts.search, &mut |_| {})?;
+    println!(
+        "held-out search: {} timed now, {} from the log, {:.1} s",
+        s.evaluated,
+        s.reused,
+        t.elapsed().as_secs_f64()
+    );
+
+    let mut main_rows = Vec::new();
+    println!(
+        "\n| learner | fit s | mean % of best | min % | mean x seq | mean x untuned cpu |\n|---|---|---|---|---|---|"
+    );
+    for learner in Learner::ALL {
+        let t = Instant::now();
+        let p = Predictor::fit(&rows, learner, &opts.search.space.tiles)?;
+        let fit = t.elapsed().as_secs_f64();
+        let r = report::evaluate(log.records(), &held, &|f| p.predict(f, 0), &mut eval, 9)?;
+        let (mean, min) = report::mean_min(&r, EvalRow::pct_of_best);
+        let (seq, _) = report::mean_min(&r, EvalRow::speedup_over_sequential);
+        let (cpu, _) = report::mean_min(&r, EvalRow::speedup_over_untuned_cpu);
+        println!("| {} | {fit:.3} | {mean:.1} | {min:.1} | {seq:.2} | {cpu:.2} |", learner.name());
+        if learner == Learner::ModelTree {
+            main_rows = r;
+        }
+    }
+    println!("\nmodel tree, per held-out instance:\n\n{}", report::markdown(&main_rows));
+
+    let mut all = cal.records.clone();
+    all.extend(log.records().iter().cloned());
+    println!("sensitivity (all searched instances: % of the best reachable with the value)\n");
+    println!("| parameter | value | mean % | min % | instances |\n|---|---|---|---|---|");
+    for s in report::sensitivity(&all) {
+        println!(
+            "| {} | {} | {:.1} | {:.1} | {} |",
+            s.parameter, s.value, s.mean_pct, s.min_pct, s.instances
+        );
+    }
+    let spread = report::spread(&all);
+    let worst = spread.iter().map(|s| s.1).fold(0.0, f64::max);
+    let med = spread.iter().map(|s| s.2).sum::<f64>() / spread.len().max(1) as f64;
+    println!("\nworst/best over instances: up to {worst:.1}x; median/best on average {med:.2}x");
+
+    let png = dir.join("tuning.png");
+    plot(&main_rows, &png)?;
+    println!("plot: {}", png.display());
+    Ok(())
+}
+
+/// % of the exhaustive best per held-out instance as bars (blue synthetic, red LCS, green SW),
+/// with grey lines every 20 %, and the goals drawn black (95 %, mean) and red (80 %, minimum).
+/// No text: the bitmap backend has no font here; the book's caption names the axes.
+fn plot(rows: &[EvalRow], path: &PathBuf) -> Result<(), Error> {
+    let root = BitMapBackend::new(path, (900, 400)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let n = rows.len().max(1);
+    let top = rows.iter().map(EvalRow::pct_of_best).fold(120.0, f64::max);
+    let mut chart = ChartBuilder::on(&root).margin(15).build_cartesian_2d(0.0..n as f64, 0.0..top)?;
+    for g in (1..=(top / 20.0) as usize).map(|k| k as f64 * 20.0) {
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(0.0, g), (n as f64, g)],
+            RGBColor(210, 210, 210),
+        )))?;
+    }
+    chart.draw_series(rows.iter().enumerate().map(|(i, r)| {
+        let color = match r.instance.app {
+            tune::App::Lcs => RED,
+            tune::App::Sw => GREEN,
+            _ => BLUE,
+        };
+        let x = i as f64;
+        Rectangle::new([(x + 0.15, 0.0), (x + 0.85, r.pct_of_best())], color.mix(0.7).filled())
+    }))?;
+    for (goal, color) in [(95.0, BLACK), (80.0, RED)] {
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(0.0, goal), (n as f64, goal)],
+            color.stroke_width(2),
+        )))?;
+    }
+    root.present()?;
+    Ok(())
+}

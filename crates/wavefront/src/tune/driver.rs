@@ -1,0 +1,489 @@
+//! The search driver: every configuration of every instance, timed, written to a JSON-lines log
+//! as it comes, so an interrupted search resumes where it stopped (digest §3.1, §8.3).
+//!
+//! Runs slower than the cap are cut after their first repetition and logged without a time
+//! (the thesis's 90 s cap); configurations the executor cannot run (a GPU band without a GPU)
+//! are logged as failed. A run whose table differs from the sequential reference is an error:
+//! tuning must never trade correctness.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, WavefrontError};
+use crate::tune::features::Features;
+use crate::tune::space::{Candidate, SpaceOptions, candidates};
+
+/// The applications the driver knows how to time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum App {
+    /// The 2D synthetic kernel ([`crate::apps::synthetic::synthetic_2d`]), the training app.
+    Synthetic,
+    /// The 3D synthetic kernel ([`crate::apps::synthetic::synthetic_3d`]).
+    Synthetic3,
+    /// Longest common subsequence through the generic executors.
+    Lcs,
+    /// Smith-Waterman (BLOSUM62, gaps 11/1) through the generic executors.
+    Sw,
+}
+
+impl App {
+    /// The name used in logs and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            App::Synthetic => "synthetic",
+            App::Synthetic3 => "synthetic3",
+            App::Lcs => "lcs",
+            App::Sw => "sw",
+        }
+    }
+}
+
+/// One problem instance: an application, its grid side and, for the synthetic kernels, the
+/// grain (`grain` inner iterations over `dsize` doubles).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Instance {
+    /// The application.
+    pub app: App,
+    /// Grid side.
+    pub dim: usize,
+    /// Synthetic inner iterations per double (0 for the others).
+    pub grain: u32,
+    /// Synthetic doubles per cell, 0..=5 (0 for the others).
+    pub dsize: usize,
+}
+
+impl Instance {
+    /// A 2D synthetic instance.
+    pub fn synthetic(dim: usize, grain: u32, dsize: usize) -> Self {
+        Instance { app: App::Synthetic, dim, grain, dsize }
+    }
+
+    /// An instance of another application (no grain parameters).
+    pub fn of(app: App, dim: usize) -> Self {
+        Instance { app, dim, grain: 0, dsize: 0 }
+    }
+}
+
+impl std::fmt::Display for Instance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.app {
+            App::Synthetic | App::Synthetic3 => {
+                write!(f, "{} dim {} grain {} dsize {}", self.app.name(), self.dim, self.grain, self.dsize)
+            }
+            _ => write!(f, "{} dim {}", self.app.name(), self.dim),
+        }
+    }
+}
+
+/// One logged measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// The instance.
+    pub instance: Instance,
+    /// Its features, measured once per instance (and reused on resume).
+    pub features: Features,
+    /// The configuration.
+    pub candidate: Candidate,
+    /// Every timed run in milliseconds.
+    pub times_ms: Vec<f64>,
+    /// The fastest of the runs ([`SearchOptions::reps`]); `None` when the configuration was
+    /// capped or failed.
+    pub time_ms: Option<f64>,
+    /// Why the configuration could not run (`None` for a timed or capped one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+/// What the driver times: features once per instance, then single runs of configurations.
+pub trait Evaluate {
+    /// The features of `instance`.
+    ///
+    /// # Errors
+    /// When the instance cannot be built (an unsupported `dsize`, ...).
+    fn features(&mut self, instance: &Instance) -> Result<Features>;
+
+    /// One run of `instance` under `candidate`: `Ok(Ok(time))`, `Ok(Err(reason))` when the
+    /// executor cannot run the configuration here (logged as failed, the search goes on).
+    ///
+    /// # Errors
+    /// A result that differs from the sequential reference, or an instance that cannot be
+    /// built: the search stops.
+    fn run(
+        &mut self,
+        instance: &Instance,
+        candidate: &Candidate,
+    ) -> Result<std::result::Result<Duration, String>>;
+
+    /// Whether the application has a GPU form (else GPU configurations are not tried).
+    fn has_gpu_form(&self, app: App) -> bool {
+        matches!(app, App::Synthetic | App::Lcs)
+    }
+}
+
+/// The results so far: in memory, and appended line by line to a file when there is one.
+#[derive(Debug, Default)]
+pub struct SearchLog {
+    path: Option<PathBuf>,
+    records: Vec<Record>,
+}
+
+impl SearchLog {
+    /// A log kept only in memory.
+    pub fn in_memory() -> Self {
+        SearchLog::default()
+    }
+
+    /// The log at `path`, with the records it already holds (none if it does not exist). A last
+    /// line cut short by an interrupted write is dropped (and rewritten when its configuration
+    /// is timed again).
+    ///
+    /// # Errors
+    /// A file that cannot be read, or a line other than the last that is not a record.
+    pub fn open(path: &Path) -> Result<Self> {
+        let bad = |reason: String| WavefrontError::TuneFile { path: path.to_owned(), reason };
+        let mut records = Vec::new();
+        match std::fs::File::open(path) {
+            Ok(f) => {
+                let lines: Vec<String> = std::io::BufReader::new(f)
+                    .lines()
+                    .collect::<std::io::Result<_>>()
+                    .map_err(|e| bad(e.to_string()))?;
+                let last = lines.iter().rposition(|l| !l.trim().is_empty());
+                for (k, line) in lines.iter().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+                    match serde_json::from_str::<Record>(line) {
+                        Ok(r) => records.push(r),
+                        Err(_) if Some(k) == last && !line.trim_end().ends_with('}') => {
+                            tracing::warn!("{}: dropping a line cut short", path.display());
+                        }
+                        Err(e) => return Err(bad(format!("line {}: {e}", k + 1))),
+                    }
+                }
+                // Rewrite without the torn line so appends start on a fresh line.
+                let text: String = records
+                    .iter()
+                    .map(|r| serde_json::to_string(r).map(|s| s + "\n"))
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(|e| bad(e.to_string()))?;
+                std::fs::write(path, text).map_err(|e| bad(e.to_string()))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).map_err(|e| bad(e.to_string()))?;
+                }
+            }
+            Err(e) => return Err(bad(e.to_string())),
+        }
+        Ok(SearchLog { path: Some(path.to_owned()), records })
+    }
+
+    /// The records, in the order they were measured.
+    pub fn records(&self) -> &[Record] {
+        &self.records
+    }
+
+    fn append(&mut self, r: Record) -> Result<()> {
+        if let Some(path) = &self.path {
+            let bad = |e: String| WavefrontError::TuneFile { path: path.clone(), reason: e };
+            let line = serde_json::to_string(&r).map_err(|e| bad(e.to_string()))?;
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| bad(e.to_string()))?;
+            writeln!(f, "{line}").and_then(|()| f.flush()).map_err(|e| bad(e.to_string()))?;
+        }
+        self.records.push(r);
+        Ok(())
+    }
+}
+
+/// How the driver measures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchOptions {
+    /// Timed runs per configuration (the thesis: 3); the fastest is kept.
+    pub reps: usize,
+    /// A run longer than this is not repeated and the configuration is logged as capped.
+    pub cap: Duration,
+    /// Which configurations are tried.
+    pub space: SpaceOptions,
+}
+
+impl Default for SearchOptions {
+    /// 3 runs, a 2 s cap, the CPU space.
+    fn default() -> Self {
+        SearchOptions { reps: 3, cap: Duration::from_secs(2), space: SpaceOptions::default() }
+    }
+}
+
+/// Progress of a search, for a progress bar.
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'a> {
+    /// The search starts: configurations in all, and how many the log already holds.
+    Start {
+        /// Configurations over all instances.
+        total: usize,
+        /// Of which already logged.
+        logged: usize,
+    },
+    /// One configuration was timed (or capped, or failed).
+    Done(&'a Record),
+}
+
+/// How a search went.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SearchSummary {
+    /// Configurations timed in this call.
+    pub evaluated: usize,
+    /// Configurations found in the log and not timed again.
+    pub reused: usize,
+    /// Configurations cut by the cap.
+    pub capped: usize,
+    /// Configurations the executor could not run.
+    pub failed: usize,
+}
+
+/// The configurations the driver tries on `instance` (GPU ones only for applications with a
+/// GPU form).
+pub fn instance_candidates(instance: &Instance, space: &SpaceOptions, gpu_form: bool) -> Vec<Candidate> {
+    let mut space = space.clone();
+    if !gpu_form {
+        space.gpus = 0;
+    }
+    candidates(instance.dim, &space)
+}
+
+/// Times every configuration of every instance that `log` does not hold yet, appending each
+/// result to `log` as it comes.
+///
+/// # Errors
+/// Those of the evaluator (a wrong result stops the search) and of writing the log.
+pub fn search(
+    instances: &[Instance],
+    eval: &mut dyn Evaluate,
+    log: &mut SearchLog,
+    opts: &SearchOptions,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<SearchSummary> {
+    let done: HashSet<(Instance, Candidate)> =
+        log.records.iter().map(|r| (r.instance, r.candidate)).collect();
+    let mut features: HashMap<Instance, Features> =
+        log.records.iter().map(|r| (r.instance, r.features)).collect();
+    let plan: Vec<(Instance, Vec<Candidate>)> = instances
+        .iter()
+        .map(|i| (*i, instance_candidates(i, &opts.space, eval.has_gpu_form(i.app))))
+        .collect();
+    let total = plan.iter().map(|(_, c)| c.len()).sum();
+    let logged =
+        plan.iter().flat_map(|(i, cs)| cs.iter().map(move |c| (*i, *c))).filter(|k| done.contains(k)).count();
+    on_event(Event::Start { total, logged });
+    let mut summary = SearchSummary { reused: logged, ..SearchSummary::default() };
+    for (inst, cands) in plan {
+        for cand in cands.into_iter().filter(|c| !done.contains(&(inst, *c))) {
+            let f = match features.get(&inst) {
+                Some(f) => *f,
+                None => *features.entry(inst).or_insert(eval.features(&inst)?),
+            };
+            let record = time_one(eval, &inst, &cand, f, opts)?;
+            summary.evaluated += 1;
+            match (&record.time_ms, &record.failure) {
+                (None, Some(_)) => summary.failed += 1,
+                (None, None) => summary.capped += 1,
+                _ => {}
+            }
+            log.append(record)?;
+            on_event(Event::Done(log.records.last().expect("just appended")));
+        }
+    }
+    Ok(summary)
+}
+
+fn time_one(
+    eval: &mut dyn Evaluate,
+    inst: &Instance,
+    cand: &Candidate,
+    features: Features,
+    opts: &SearchOptions,
+) -> Result<Record> {
+    let mut times = Vec::new();
+    let mut record = Record {
+        instance: *inst,
+        features,
+        candidate: *cand,
+        times_ms: Vec::new(),
+        time_ms: None,
+        failure: None,
+    };
+    for _ in 0..opts.reps.max(1) {
+        let t = match eval.run(inst, cand)? {
+            Ok(t) => t,
+            Err(reason) => {
+                record.failure = Some(reason);
+                return Ok(record);
+            }
+        };
+        times.push(t.as_secs_f64() * 1e3);
+        if t > opts.cap {
+            record.times_ms = times;
+            return Ok(record);
+        }
+    }
+    record.time_ms = Some(fastest(&times));
+    record.times_ms = times;
+    Ok(record)
+}
+
+/// The fastest run: on a shared machine interference only ever adds time (a descheduled
+/// thread stalls a whole wavefront), so the minimum estimates a configuration's own cost best.
+/// (The thesis averaged 3 runs on dedicated machines.) NaN for none.
+pub(crate) fn fastest(xs: &[f64]) -> f64 {
+    xs.iter().copied().reduce(f64::min).unwrap_or(f64::NAN)
+}
+
+/// The median (mean of the middle two for an even count); NaN for none.
+pub(crate) fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// Wall-clock of one call.
+pub(crate) fn timed<R>(f: impl FnOnce() -> R) -> (R, Duration) {
+    let t = Instant::now();
+    let r = f();
+    (r, t.elapsed())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake machine: time grows with the tile's distance from an ideal tile; counts runs.
+    #[derive(Default)]
+    struct Fake {
+        runs: usize,
+        features: usize,
+        fail_after: Option<usize>,
+    }
+
+    impl Evaluate for Fake {
+        fn features(&mut self, i: &Instance) -> Result<Features> {
+            self.features += 1;
+            Ok(Features::new(i.dim, f64::from(i.grain), i.dsize))
+        }
+        fn run(&mut self, i: &Instance, c: &Candidate) -> Result<std::result::Result<Duration, String>> {
+            if self.fail_after == Some(self.runs) {
+                return Err(WavefrontError::Tune("interrupted".into()));
+            }
+            self.runs += 1;
+            if c.band >= 0 {
+                return Ok(Err("no GPU".into()));
+            }
+            let ideal = (i.dim / 8).max(1) as f64;
+            let ms = 1.0 + (c.tile as f64 / ideal).log2().abs() + if c.parallel { 0.0 } else { 0.5 };
+            Ok(Ok(Duration::from_secs_f64(ms / 1e3)))
+        }
+    }
+
+    fn instances() -> Vec<Instance> {
+        vec![Instance::synthetic(64, 1, 1), Instance::synthetic(100, 4, 3), Instance::of(App::Lcs, 30)]
+    }
+
+    #[test]
+    fn resume_does_not_repeat_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        let opts = SearchOptions { reps: 3, ..SearchOptions::default() };
+        let total: usize = instances().iter().map(|i| instance_candidates(i, &opts.space, true).len()).sum();
+        // Interrupted after 10 runs: 3 configurations complete (3 runs each), the 4th lost.
+        let mut first = Fake { fail_after: Some(10), ..Fake::default() };
+        let mut log = SearchLog::open(&path).unwrap();
+        assert!(search(&instances(), &mut first, &mut log, &opts, &mut |_| {}).is_err());
+        assert_eq!(log.records().len(), 3);
+        // Resumed: only the rest is timed, and features are not measured again for the first instance.
+        let mut second = Fake::default();
+        let mut log = SearchLog::open(&path).unwrap();
+        assert_eq!(log.records().len(), 3);
+        let mut events = 0;
+        let s = search(&instances(), &mut second, &mut log, &opts, &mut |_| events += 1).unwrap();
+        assert_eq!(s.evaluated, total - 3);
+        assert_eq!(s.reused, 3);
+        assert_eq!(second.runs, 3 * (total - 3));
+        assert_eq!(second.features, 2);
+        assert_eq!(events, 1 + total - 3);
+        // A third pass times nothing.
+        let mut third = Fake::default();
+        let mut log = SearchLog::open(&path).unwrap();
+        assert_eq!(log.records().len(), total);
+        let s = search(&instances(), &mut third, &mut log, &opts, &mut |_| {}).unwrap();
+        assert_eq!((s.evaluated, s.reused, third.runs), (0, total, 0));
+    }
+
+    #[test]
+    fn torn_last_line_is_dropped_and_other_garbage_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        let mut log = SearchLog::open(&path).unwrap();
+        search(&instances()[..1], &mut Fake::default(), &mut log, &SearchOptions::default(), &mut |_| {})
+            .unwrap();
+        let n = log.records().len();
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("{\"instance\": {\"app\": \"synth");
+        std::fs::write(&path, &text).unwrap();
+        let reopened = SearchLog::open(&path).unwrap();
+        assert_eq!(reopened.records().len(), n);
+        assert_eq!(reopened.records(), log.records());
+        std::fs::write(&path, format!("not json\n{text}")).unwrap();
+        assert!(matches!(SearchLog::open(&path), Err(WavefrontError::TuneFile { .. })));
+    }
+
+    #[test]
+    fn caps_and_failures_are_logged_without_times() {
+        struct Slow;
+        impl Evaluate for Slow {
+            fn features(&mut self, i: &Instance) -> Result<Features> {
+                Ok(Features::new(i.dim, 1.0, 1))
+            }
+            fn run(&mut self, _: &Instance, c: &Candidate) -> Result<std::result::Result<Duration, String>> {
+                Ok(if c.band >= 0 {
+                    Err("no GPU".into())
+                } else {
+                    Ok(Duration::from_millis(if c.tile == 1 { 50 } else { 1 }))
+                })
+            }
+        }
+        let opts = SearchOptions {
+            reps: 3,
+            cap: Duration::from_millis(10),
+            space: SpaceOptions { tiles: vec![1, 2], gpus: 1, bands: 2, halos: 0 },
+        };
+        let mut log = SearchLog::in_memory();
+        let s = search(&[Instance::synthetic(8, 1, 1)], &mut Slow, &mut log, &opts, &mut |_| {}).unwrap();
+        assert_eq!(s.capped, 2, "tile 1, tiled and parallel");
+        assert_eq!(s.failed, 4, "two bands, two tiles");
+        for r in log.records() {
+            match (r.candidate.tile, r.candidate.band) {
+                (_, b) if b >= 0 => assert!(r.failure.is_some() && r.time_ms.is_none()),
+                (1, _) => assert!(r.time_ms.is_none() && r.times_ms.len() == 1 && r.failure.is_none()),
+                _ => assert_eq!((r.time_ms, r.times_ms.len()), (Some(1.0), 3)),
+            }
+        }
+    }
+
+    #[test]
+    fn median_and_fastest() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median(&[]).is_nan());
+        assert_eq!(fastest(&[3.0, 1.0, 2.0]), 1.0);
+        assert!(fastest(&[]).is_nan());
+    }
+}
