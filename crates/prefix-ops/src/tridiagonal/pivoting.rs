@@ -231,10 +231,18 @@ impl<T: Real> Systems<'_, T> {
         let top = Sweep::<T, L, false> { sys: self, g0, n: h };
         let bottom = Sweep::<T, L, true> { sys: self, g0, n: m - h };
         let (mut st, mut sb) = (zeroed::<T>(KEPT * h * L)?, zeroed::<T>(KEPT * (m - h) * L)?);
-        // SAFETY (both joins): the top task touches rows 0 .. h of the group's lanes, the bottom
-        // task rows h .. m; no other task touches these lanes.
-        let (pt, pb) =
-            rayon::join(|| unsafe { top.forward(out, &mut st) }, || unsafe { bottom.forward(out, &mut sb) });
+        // The top task touches rows 0 .. h of the group's lanes, the bottom task rows h .. m; no
+        // other task touches these lanes.
+        let (pt, pb) = rayon::join(
+            || {
+                // SAFETY: rows 0 .. h of lanes g0 .. g0 + L belong to this task (above).
+                unsafe { top.forward(out, &mut st) }
+            },
+            || {
+                // SAFETY: rows h .. m of lanes g0 .. g0 + L belong to this task (above).
+                unsafe { bottom.forward(out, &mut sb) }
+            },
+        );
         let ((p_t, u_t, r_t), (p_b, u_b, r_b)) = (pt?, pb?);
         let (mut x_up, mut x_dn) = ([T::zero(); L], [T::zero(); L]);
         for l in 0..L {
@@ -262,8 +270,14 @@ impl<T: Real> Systems<'_, T> {
             bottom.set(out, m - h - 1, &x_dn);
         }
         rayon::join(
-            || unsafe { top.backward(out, &mut st, x_up, x_dn) },
-            || unsafe { bottom.backward(out, &mut sb, x_dn, x_up) },
+            || {
+                // SAFETY: as for the forward sweeps; `st` holds the top sweep's rows.
+                unsafe { top.backward(out, &st, x_up, x_dn) }
+            },
+            || {
+                // SAFETY: as for the forward sweeps; `sb` holds the bottom sweep's rows.
+                unsafe { bottom.backward(out, &sb, x_dn, x_up) }
+            },
         );
         Ok(())
     }
