@@ -406,7 +406,6 @@ impl<T: Real> Launch<'_, '_, T> {
                 args.arg(&mut inv).arg(&mut du).arg(&mut du2).arg(&m).arg(&g).arg(&s.ss).arg(&s.es);
             })
         };
-        drop((inv, du, du2));
         self.ws.put(0, buf);
         Ok(r?)
     }
