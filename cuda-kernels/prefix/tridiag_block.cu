@@ -9,13 +9,13 @@ extern __shared__ __align__(16) unsigned char tridiag_smem[];
 template <typename T>
 __device__ void block_cr_pcr(const T* a, const T* b, const T* c, const T* d, T* x, u32 m, u32 n,
                              TriLayout lay, u32 pcr_size) {
+    // 2n equations (the compact CR levels) and 2n unknowns: cr_pcr_shared() in gpu.rs.
     TriEq<T>* s = reinterpret_cast<TriEq<T>*>(tridiag_smem);
-    TriEq<T>* buf = s + n;
-    T* xs = reinterpret_cast<T*>(buf + 2 * n);
+    T* xs = reinterpret_cast<T*>(s + 2 * n);
     u64 base = (u64)blockIdx.x * lay.sys_stride;
     for (u32 k = threadIdx.x; k < n; k += blockDim.x) s[k] = tri_load(a, b, c, d, base, lay.elem_stride, k, m);
     __syncthreads();
-    tri_block_cr_pcr(s, buf, xs, n, pcr_size);
+    tri_block_cr_pcr(s, xs, n, pcr_size);
     for (u32 k = threadIdx.x; k < m; k += blockDim.x) x[base + (u64)k * lay.elem_stride] = xs[k];
 }
 

@@ -65,30 +65,32 @@ HK_DEVICE TriEq<T> tri_load(const T* __restrict__ a, const T* __restrict__ b, co
 }
 
 // ---- CR / PCR / hybrid over a shared-memory system of n = 2^p equations ----------------------
-// s: n equations (reduced in place), buf: n equations of scratch for PCR, x: n unknowns.
 // CR forward steps until at most pcr_size equations remain, PCR on those, CR back substitution.
+// e: room for 2n equations, the first n holding the system; x: room for 2n unknowns, the first n
+// receiving the solution. CR keeps every level compact: level l (n >> l equations) follows level
+// l-1 in e, and its unknowns follow level l-1's in x. A step then reads neighbours two equations
+// apart and writes contiguously (at most 2-way bank conflicts), where in-place CR at stride 2^l
+// makes 2^l threads of a warp hit one bank. PCR double-buffers right after the last level.
 template <typename T>
-HK_DEVICE void tri_block_cr_pcr(TriEq<T>* s, TriEq<T>* buf, T* x, u32 n, u32 pcr_size) {
+HK_DEVICE void tri_block_cr_pcr(TriEq<T>* e, T* x, u32 n, u32 pcr_size) {
     u32 tid = threadIdx.x, nt = blockDim.x;
-    u32 stride = 1;
-    // Forward CR: the equations i = st-1 (mod st) take their neighbours at i -+ st/2, which no
-    // thread writes in this step, so the update is in place.
-    while (n / stride > pcr_size) {
-        u32 u = stride, st = 2 * stride;
-        for (u32 j = tid; j < n / st; j += nt) {
-            u32 i = j * st + st - 1;
-            bool has_r = i + u < n;
-            s[i] = tri_reduce(s[i], s[i - u], true, has_r ? s[i + u] : tri_identity<T>(), has_r);
+    u32 cnt = n, off = 0, levels = 0;
+    while (cnt > pcr_size && cnt > 1) {
+        const TriEq<T>* cur = e + off;
+        TriEq<T>* nxt = e + off + cnt;
+        for (u32 j = tid; j < cnt / 2; j += nt) {
+            u32 i = 2 * j + 1;
+            bool has_r = i + 1 < cnt;
+            nxt[j] = tri_reduce(cur[i], cur[i - 1], true, has_r ? cur[i + 1] : tri_identity<T>(), has_r);
         }
-        stride = st;
+        off += cnt;
+        cnt /= 2;
+        ++levels;
         __syncthreads();
     }
-    // PCR on the n/stride equations at stride-1 + j*stride, double-buffered through buf.
-    u32 cnt = n / stride;
-    for (u32 j = tid; j < cnt; j += nt) buf[j] = s[j * stride + stride - 1];
-    __syncthreads();
-    TriEq<T>* cur = buf;
-    TriEq<T>* nxt = buf + cnt;  // buf holds 2 * cnt equations when cnt > 1
+    // The unknowns of a level sit at the same offset in x as its equations in e.
+    TriEq<T>* cur = e + off;
+    TriEq<T>* nxt = e + off + cnt;
     for (u32 u = 1; u < cnt; u *= 2) {
         for (u32 j = tid; j < cnt; j += nt) {
             bool hl = j >= u, hr = j + u < cnt;
@@ -98,15 +100,20 @@ HK_DEVICE void tri_block_cr_pcr(TriEq<T>* s, TriEq<T>* buf, T* x, u32 n, u32 pcr
         __syncthreads();
         TriEq<T>* t = cur; cur = nxt; nxt = t;
     }
-    for (u32 j = tid; j < cnt; j += nt) x[j * stride + stride - 1] = cur[j].d / cur[j].b;
+    for (u32 j = tid; j < cnt; j += nt) x[off + j] = cur[j].d / cur[j].b;
     __syncthreads();
-    // Back substitution: level u fills i = u-1 (mod 2u) from x[i -+ u].
-    for (u32 u = stride / 2; u >= 1; u /= 2) {
-        for (u32 j = tid; j < n / (2 * u); j += nt) {
-            u32 i = j * 2 * u + u - 1;
-            T left = i >= u ? x[i - u] : T(0);
-            T right = i + u < n ? x[i + u] : T(0);
-            x[i] = tri_solve_with(s[i], left, right);
+    // Back substitution: level l's odd unknowns are level l+1's; its even ones come from their
+    // level-l equations and the odd neighbours.
+    while (levels-- > 0) {
+        u32 up = off, below = cnt;
+        cnt *= 2;
+        off -= cnt;
+        const TriEq<T>* lev = e + off;
+        for (u32 j = tid; j < below; j += nt) {
+            T right = x[up + j];
+            T left = j > 0 ? x[up + j - 1] : T(0);
+            x[off + 2 * j] = tri_solve_with(lev[2 * j], left, right);
+            x[off + 2 * j + 1] = right;
         }
         __syncthreads();
     }

@@ -2,7 +2,8 @@
 // A system of m rows is padded to np = M * S rows (S, M powers of two). Block indices:
 // kernels 1 and 3 take blockIdx.x = g * M + j (slice j of system g), kernel 2 one block (or one
 // thread, for large M) per system.
-//   w:    G*np reduced equations (only odd offsets, the bottom-chain results, are written)
+//   w:    G*M*S/2 bottom-chain equations (odd offsets o of each slice, at (o-1)/2): all that
+//         stage 3 reads, and nothing else is written
 //   tops: G*M slice-top equations T_j (x[lo-1], x[lo], x[hi])
 //   xr:   G*M solutions at the slice bottoms
 #include "tridiag_steps.cuh"
@@ -36,8 +37,8 @@ __device__ void tpr_stage1(const T* a, const T* b, const T* c, const T* d, TriEq
         }
         __syncthreads();
     }
-    u64 wbase = g * (u64)M * S + lo;
-    for (u32 o = 2 * threadIdx.x + 1; o < S; o += 2 * blockDim.x) w[wbase + o] = s[o];
+    u64 wbase = (g * (u64)M + j) * (S / 2);
+    for (u32 o = 2 * threadIdx.x + 1; o < S; o += 2 * blockDim.x) w[wbase + o / 2] = s[o];
     if (threadIdx.x == 0) {
         TriEq<T> top = s[0], bot = s[S - 1], t;
         // Eliminate x[hi+1] from the top equation with the bottom one.
@@ -50,7 +51,7 @@ __device__ void tpr_stage1(const T* a, const T* b, const T* c, const T* d, TriEq
 // Reduced row of slice j: bottom equation with x[hi+1] eliminated by the next slice's top.
 template <typename T>
 __device__ TriEq<T> tpr_reduced_row(const TriEq<T>* w, const TriEq<T>* tops, u64 g, u32 j, u32 S, u32 M) {
-    TriEq<T> bot = w[g * (u64)M * S + (u64)j * S + S - 1];
+    TriEq<T> bot = w[(g * (u64)M + j) * (S / 2) + S / 2 - 1];
     if (j + 1 == M) return bot;
     TriEq<T> t = tops[g * M + j + 1];
     T f = bot.c / t.b;
@@ -59,11 +60,11 @@ __device__ TriEq<T> tpr_reduced_row(const TriEq<T>* w, const TriEq<T>* tops, u64
     return r;
 }
 
-// Stage 2, small M: one block per system, CR-PCR in shared memory (3M equations + M unknowns).
+// Stage 2, small M: one block per system, CR-PCR in shared memory (2M equations + 2M unknowns).
 template <typename T>
 __device__ void tpr_stage2_block(const TriEq<T>* w, const TriEq<T>* tops, T* xr, u32 S, u32 M, u32 pcr_size) {
     TriEq<T>* s = reinterpret_cast<TriEq<T>*>(tridiag_smem);
-    T* xs = reinterpret_cast<T*>(s + 3 * M);
+    T* xs = reinterpret_cast<T*>(s + 2 * M);
     u64 g = blockIdx.x;
     for (u32 j = threadIdx.x; j < M; j += blockDim.x) {
         TriEq<T> r = tpr_reduced_row(w, tops, g, j, S, M);
@@ -71,31 +72,21 @@ __device__ void tpr_stage2_block(const TriEq<T>* w, const TriEq<T>* tops, T* xr,
         s[j] = r;
     }
     __syncthreads();
-    tri_block_cr_pcr(s, s + M, xs, M, pcr_size);
+    tri_block_cr_pcr(s, xs, M, pcr_size);
     for (u32 j = threadIdx.x; j < M; j += blockDim.x) xr[g * M + j] = xs[j];
 }
 
-// Stage 2, large M: one thread per system, Thomas through global memory (scratch in xr's
-// companion buffer cp).
+// Stage 2, large M: the reduced rows written out as a strided batch of G systems of M rows (one
+// thread per row), which the host solves one TPR level down: no system is left to one thread.
 template <typename T>
-__device__ void tpr_stage2_thread(const TriEq<T>* w, const TriEq<T>* tops, T* xr, T* cp, u32 S, u32 M, u64 G) {
-    u64 g = global_thread();
-    if (g >= G) return;
-    T c_prev = T(0), d_prev = T(0);
-    for (u32 j = 0; j < M; ++j) {
-        TriEq<T> r = tpr_reduced_row(w, tops, g, j, S, M);
-        T a = j == 0 ? T(0) : r.a;
-        T piv = r.b - a * c_prev;
-        c_prev = r.c / piv;
-        d_prev = (r.d - a * d_prev) / piv;
-        cp[g * M + j] = c_prev;
-        xr[g * M + j] = d_prev;
-    }
-    T next = d_prev;
-    for (u32 j = M - 1; j-- > 0;) {
-        next = xr[g * M + j] - cp[g * M + j] * next;
-        xr[g * M + j] = next;
-    }
+__device__ void tpr_reduced(const TriEq<T>* w, const TriEq<T>* tops, T* ra, T* rb, T* rc, T* rd, u32 S, u32 M,
+                            u64 rows) {
+    u64 t = global_thread();
+    if (t >= rows) return;
+    u64 g = t / M;
+    u32 j = (u32)(t % M);
+    TriEq<T> r = tpr_reduced_row(w, tops, g, j, S, M);
+    ra[t] = r.a; rb[t] = r.b; rc[t] = r.c; rd[t] = r.d;
 }
 
 template <typename T>
@@ -104,7 +95,7 @@ __device__ void tpr_stage3(const T* a, const T* b, const T* c, const T* d, const
     T* xs = reinterpret_cast<T*>(tridiag_smem);
     u64 g = blockIdx.x / M;
     u32 j = blockIdx.x % M, lo = j * S;
-    u64 base = g * lay.sys_stride, wbase = g * (u64)M * S + lo;
+    u64 base = g * lay.sys_stride, wbase = (g * (u64)M + j) * (S / 2);
     T before = j == 0 ? T(0) : xr[g * M + j - 1];
     if (threadIdx.x == 0) xs[S - 1] = xr[g * M + j];
     __syncthreads();
@@ -112,7 +103,7 @@ __device__ void tpr_stage3(const T* a, const T* b, const T* c, const T* d, const
     for (u32 st = S / 2; st >= 2; st /= 2) {
         for (u32 o = st - 1 + 2 * st * threadIdx.x; o < S - 1; o += 2 * st * blockDim.x) {
             T left = o >= st ? xs[o - st] : before;
-            xs[o] = tri_solve_with(w[wbase + o], left, xs[o + st]);
+            xs[o] = tri_solve_with(w[wbase + o / 2], left, xs[o + st]);
         }
         __syncthreads();
     }
@@ -140,9 +131,9 @@ __device__ void tpr_stage3(const T* a, const T* b, const T* c, const T* d, const
                                                              u32 S, u32 M, u32 pcr_size) {                   \
         tpr_stage2_block(w, tops, xr, S, M, pcr_size);                                                        \
     }                                                                                                         \
-    extern "C" __global__ void tridiag_tpr_stage2_thread_##S_(const TriEq<T>* w, const TriEq<T>* tops,       \
-                                                              T* xr, T* cp, u32 S, u32 M, u64 G) {           \
-        tpr_stage2_thread(w, tops, xr, cp, S, M, G);                                                          \
+    extern "C" __global__ void tridiag_tpr_reduced_##S_(const TriEq<T>* w, const TriEq<T>* tops, T* ra,      \
+                                                        T* rb, T* rc, T* rd, u32 S, u32 M, u64 rows) {       \
+        tpr_reduced(w, tops, ra, rb, rc, rd, S, M, rows);                                                     \
     }                                                                                                         \
     extern "C" __global__ void TRI_BLOCK_BOUNDS tridiag_tpr_stage3_##S_(const T* a, const T* b, const T* c, const T* d,       \
                                                        const TriEq<T>* w, const T* xr, T* x, u32 m, u32 S,   \

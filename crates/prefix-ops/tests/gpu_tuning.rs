@@ -219,7 +219,7 @@ fn a_tiny_tridiagonal_session_chooses_what_auto_then_runs() {
 
     let batch = kernel.batch();
     assert_eq!(batch.tuning(&gpu), GpuTridiagonalTuning::default_for(TRI_M, TRI_G, TriLayout::Strided, 8));
-    let shape = (TriLayout::Strided, TRI_M, TRI_G, 8);
+    let shape = (TriLayout::Strided, TRI_M, TRI_G, 8, gpu.props().sm_count);
     let bucket = GpuTridiagonalTuning::bucket(shape).unwrap().name();
     let key = CacheKey::new(tridiagonal::gpu::TUNING_KERNEL, &Fingerprint::gpu(&gpu), "f64", &bucket);
     cache.store(&key, &space, &log).unwrap();

@@ -6,7 +6,7 @@ mod tridiag_common;
 
 use cuda_kernels::Gpu;
 use hetkit_testkit::{gpu_or_skip, rng};
-use prefix_ops::tridiagonal::gpu::{GpuBatch, choose};
+use prefix_ops::tridiagonal::gpu::{GpuBatch, choose, choose_on, cost};
 use prefix_ops::tridiagonal::{Layout, Real, RrNetwork, Solver, TridiagonalBatch};
 use tridiag_common::{Kind, Problem, dense_gepp, problem, reference, rel_err, thomas_f64};
 
@@ -199,20 +199,67 @@ fn gpu_block_solvers_match_their_cpu_twins_at_full_blocks() {
     assert!(err < 1e-4, "f32 CR-PCR m=4096: {err:.2e}");
 }
 
-/// TPR with more than 2048 slices solves its reduced system one thread per system
-/// (`tridiag_tpr_stage2_thread`); every other test takes the block path.
+/// TPR with more than 2048 slices solves its reduced system one TPR level down (no system is
+/// left to one thread); every other test takes the block path. The launches are those `cost`
+/// counts, and a second call reuses the workspace of the first.
 #[test]
-fn gpu_tpr_reduced_system_by_thread() {
-    let Some(gpu) = gpu_or_skip("gpu_tpr_reduced_system_by_thread") else { return };
-    let mut r = rng("gpu_tpr_reduced_system_by_thread");
+fn gpu_tpr_reduced_system_one_level_down() {
+    let Some(gpu) = gpu_or_skip("gpu_tpr_reduced_system_one_level_down") else { return };
+    let mut r = rng("gpu_tpr_reduced_system_one_level_down");
+    let optin = gpu.props().shared_per_block_optin;
     for layout in LAYOUTS {
-        // m = 8193 pads to 16384: 8192 slices of 2 equations.
+        // m = 8193 pads to 16384: 8192 slices of 2 equations, then 4096 slices of 2, then a block.
         let p = problem::<f64>(&mut r, Kind::Dominant, 8193, 3, layout);
         let err = rel_err(&run(&gpu, &p, Solver::Tpr { slice: 2 }), &reference(&p, thomas_f64));
         assert!(err < 1e-12, "TPR S=2 m=8193 {layout:?}: {err:.2e}");
         let p = problem::<f32>(&mut r, Kind::Dominant, 8193, 2, layout);
-        let err = rel_err(&run(&gpu, &p, Solver::Tpr { slice: 4 }), &reference(&p, thomas_f64));
-        assert!(err < 1e-4, "f32 TPR S=4 m=8193 {layout:?}: {err:.2e}");
+        let (a, b, c, d) = (
+            gpu.upload(&p.a).unwrap(),
+            gpu.upload(&p.b).unwrap(),
+            gpu.upload(&p.c).unwrap(),
+            gpu.upload(&p.d).unwrap(),
+        );
+        let batch = GpuBatch::new(&a, &b, &c, p.m, layout).unwrap();
+        let solver = Solver::Tpr { slice: 4 };
+        let want = cost(solver, p.m, p.g, 4, optin).unwrap();
+        assert!(want.launches > 3, "{want:?}");
+        for call in 1..=2u64 {
+            let mut x = gpu.upload(&vec![f32::NAN; p.d.len()]).unwrap();
+            batch.solve_into(&gpu, solver, &d, &mut x).unwrap();
+            let err = rel_err(&gpu.download(&x).unwrap(), &reference(&p, thomas_f64));
+            assert!(err < 1e-4, "f32 TPR S=4 m=8193 {layout:?} call {call}: {err:.2e}");
+            assert_eq!(batch.launches(), call * want.launches, "{layout:?} call {call}");
+        }
+    }
+}
+
+/// Every solver launches what `cost` counts; the workspace is kept across calls and sized by
+/// the largest one (a second identical call allocates nothing new).
+#[test]
+fn gpu_launches_match_the_cost_model_and_workspace_is_kept() {
+    let Some(gpu) = gpu_or_skip("gpu_launches_match_the_cost_model_and_workspace_is_kept") else { return };
+    let mut r = rng("gpu_launches_match_the_cost_model");
+    let optin = gpu.props().shared_per_block_optin;
+    let (m, g) = (300, 5);
+    let p = problem::<f64>(&mut r, Kind::Dominant, m, g, Layout::Interleaved);
+    let (a, b, c, d) = (
+        gpu.upload(&p.a).unwrap(),
+        gpu.upload(&p.b).unwrap(),
+        gpu.upload(&p.c).unwrap(),
+        gpu.upload(&p.d).unwrap(),
+    );
+    let batch = GpuBatch::new(&a, &b, &c, m, Layout::Interleaved).unwrap();
+    let want = reference(&p, thomas_f64);
+    for solver in solvers(m).into_iter().filter(|s| *s != Solver::Auto) {
+        let before = batch.launches();
+        let mut x = gpu.upload(&vec![f64::NAN; m * g]).unwrap();
+        batch.solve_into(&gpu, solver, &d, &mut x).unwrap();
+        assert!(rel_err(&gpu.download(&x).unwrap(), &want) < 1e-12, "{solver:?}");
+        let kept = batch.workspace_bytes();
+        batch.solve_into(&gpu, solver, &d, &mut x).unwrap();
+        assert_eq!(batch.workspace_bytes(), kept, "{solver:?}: the second call grew the workspace");
+        let model = cost(solver, m, g, 8, optin).unwrap();
+        assert_eq!(batch.launches() - before, 2 * model.launches, "{solver:?}");
     }
 }
 
@@ -246,6 +293,11 @@ fn gpu_dispatcher_picks_block_solvers_for_small_systems() {
     assert_eq!(choose(64, 1 << 18, Layout::Interleaved, 4), Solver::Thomas);
     assert_eq!(choose(64, 1 << 18, Layout::Strided, 4), Solver::CrPcr { pcr_size: 64 });
     assert_eq!(choose(4096, 4096, Layout::Strided, 8), Solver::Tpr { slice: 512 });
+    // One thread per system only once the systems fill the SMs: 4096 fill 32 of an H100's 132.
+    assert_eq!(choose(64, 4096, Layout::Interleaved, 4), Solver::CrPcr { pcr_size: 64 });
+    assert_eq!(choose(64, (1 << 17) + 1, Layout::Interleaved, 4), Solver::Thomas);
+    assert_eq!(choose_on(4, 64, 4096, Layout::Interleaved, 4), Solver::Thomas);
+    assert_eq!(choose_on(4, 64, 2048, Layout::Interleaved, 4), Solver::CrPcr { pcr_size: 64 });
 }
 
 /// 2^20 unknowns in one system; `cargo test --release -p prefix-ops -- --ignored`.

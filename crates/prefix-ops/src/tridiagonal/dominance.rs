@@ -75,7 +75,8 @@ fn inner_rows<T: Real>(a: &[T], b: &[T], c: &[T]) -> Dominance {
 
 impl<T: Real> TridiagonalBatch<'_, T> {
     /// The diagonal dominance of the whole batch: the weakest class over all rows of all
-    /// systems. One parallel pass over `a`, `b` and `c`.
+    /// systems. One parallel pass over `a`, `b` and `c`, cut short by the first chunk of rows
+    /// that is not dominant.
     pub fn dominance(&self) -> Dominance {
         let (m, n) = (self.m, self.len());
         if n == 0 {
@@ -119,9 +120,13 @@ impl<T: Real> TridiagonalBatch<'_, T> {
             .zip(self.c.par_chunks(chunk))
             .enumerate()
             .with_min_len(per_task)
-            .map(|(j, ((a, b), c))| classify(j, a, b, c))
-            .min()
-            .unwrap_or(Dominance::Strict)
+            // A general batch shows in its first rows: stop there rather than read the rest.
+            .map(|(j, ((a, b), c))| match classify(j, a, b, c) {
+                Dominance::None => Err(()),
+                class => Ok(class),
+            })
+            .try_reduce(|| Dominance::Strict, |x, y| Ok(x.min(y)))
+            .unwrap_or(Dominance::None)
     }
 }
 

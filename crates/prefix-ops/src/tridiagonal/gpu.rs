@@ -12,31 +12,60 @@
 //!
 //! Block solvers hold the whole (padded) system in shared memory, so they are limited by the
 //! device's opt-in shared memory per block (about `m <= 2048` in f64 on an H100); larger
-//! systems go to TPR or Thomas. Workspace is allocated per call.
+//! systems go to TPR or Thomas. Scratch lives in the [`GpuBatch`]'s workspace, allocated on
+//! the first call that needs it and kept for the next ones; it is never zeroed, since every
+//! kernel writes each scratch value it reads, and only those. [`cost`] counts the launches and
+//! bytes moved of one call against the floor (read `a`, `b`, `c`, `d`, write `x`), and
+//! [`GpuBatch::launches`] counts what the launch code really did, so a test can hold them equal.
 //!
 //! **Status:** written and compiled to PTX, not yet run on a GPU; the dispatcher table below is
 //! provisional until measured on an H100.
 
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use cuda_kernels::{DeviceBuffer, Gpu, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaView, CudaViewMut};
 
 use hetero_sched::tune::Fingerprint;
 use hetero_sched::tune::dispatch::{self as tuned_dispatch, Tunable};
 
 use super::batch::{Layout, TridiagonalBatch};
+pub use super::gpu_cost::{CallCost, cost};
 pub use super::gpu_tuning::{GpuTridiagonalTuning, KERNEL as TUNING_KERNEL};
 use super::real::Real;
 use super::rr::RrNetwork;
 use super::solve::Solver;
 use crate::{Error, Result};
 
-/// The provisional dispatcher table (to be measured on an H100, see the book):
+/// Systems per SM from which one thread per system (Thomas, interleaved) fills the device: half
+/// of an SM's 2048 resident threads, the warps that hide a dependent global load's latency. Below
+/// it one block per system (CR-PCR, TPR) keeps every SM busy. The untuned default's threshold (a
+/// tuning parameter: [`GpuTridiagonalTuning`]'s per-shape `algorithm` overrides the choice).
+pub const THOMAS_SYSTEMS_PER_SM: usize = 1024;
+
+/// SMs of an H100 SXM, the device [`choose`] assumes.
+const H100_SMS: u32 = 132;
+
+/// The dispatcher for an H100 (132 SMs): [`choose_on`] with `sm_count = 132`.
+pub fn choose(m: usize, systems: usize, layout: Layout, elem_bytes: usize) -> Solver {
+    choose_on(H100_SMS, m, systems, layout, elem_bytes)
+}
+
+/// The dispatcher's table for a device of `sm_count` SMs (provisional until measured on an
+/// H100, see the book):
 ///
-/// - interleaved layout with `G >= 4096`: [`Solver::Thomas`] (one thread per system,
-///   coalesced loads, `O(m)` work);
+/// - interleaved layout with enough systems to fill the device one thread per system, `G` in
+///   the power-of-two bucket of [`THOMAS_SYSTEMS_PER_SM`]` * sm_count` or above (`G > 2^17` on an
+///   H100): [`Solver::Thomas`] (coalesced loads, `O(m)` work);
 /// - `m <= 1024`: [`Solver::CrPcr`] with `pcr_size = 64` (one block per system);
 /// - larger `m`: [`Solver::Tpr`] with `S = 1024` for f32 and `512` for f64.
-pub fn choose(m: usize, systems: usize, layout: Layout, elem_bytes: usize) -> Solver {
-    if layout == Layout::Interleaved && systems >= 4096 {
+///
+/// The threshold compares power-of-two buckets (`"G <= 2^k"`) so that the choice is constant over
+/// a tuning bucket.
+pub fn choose_on(sm_count: u32, m: usize, systems: usize, layout: Layout, elem_bytes: usize) -> Solver {
+    let fill = (THOMAS_SYSTEMS_PER_SM * sm_count.max(1) as usize).next_power_of_two();
+    if layout == Layout::Interleaved && systems.next_power_of_two() >= fill {
         Solver::Thomas
     } else if m <= 1024 {
         Solver::CrPcr { pcr_size: 64 }
@@ -60,6 +89,10 @@ pub struct GpuBatch<'a, T: Real> {
     systems: usize,
     layout: Layout,
     dominant: bool,
+    /// Scratch kept across calls (one buffer per TPR level).
+    workspace: Mutex<Workspace<T>>,
+    /// Kernel launches made by this batch's calls so far.
+    launches: AtomicU64,
 }
 
 impl<'a, T: Real> GpuBatch<'a, T> {
@@ -78,7 +111,17 @@ impl<'a, T: Real> GpuBatch<'a, T> {
         if m > u32::MAX as usize {
             return Err(Error::Invalid(format!("tridiagonal gpu: system size {m} above 2^32 - 1")));
         }
-        Ok(GpuBatch { a, b, c, m, systems, layout, dominant: false })
+        Ok(GpuBatch {
+            a,
+            b,
+            c,
+            m,
+            systems,
+            layout,
+            dominant: false,
+            workspace: Mutex::new(Workspace { levels: Vec::new() }),
+            launches: AtomicU64::new(0),
+        })
     }
 
     /// Declares every system diagonally dominant by rows in the sense of
@@ -89,6 +132,18 @@ impl<'a, T: Real> GpuBatch<'a, T> {
     pub fn assume_diagonally_dominant(mut self) -> Self {
         self.dominant = true;
         self
+    }
+
+    /// Kernel launches this batch's solves have made so far (what [`cost`] predicts per call).
+    pub fn launches(&self) -> u64 {
+        self.launches.load(Ordering::Relaxed)
+    }
+
+    /// Device bytes of scratch this batch keeps for its next calls (0 before the first call
+    /// that needs any): the workspace grows to the largest call's need and is never zeroed.
+    pub fn workspace_bytes(&self) -> usize {
+        let ws = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
+        ws.levels.iter().flatten().map(|b| b.len() * std::mem::size_of::<T>()).sum()
     }
 
     /// Solves into `x` (device memory, same length as `d`) with `solver`. [`Solver::Auto`] on
@@ -114,7 +169,7 @@ impl<'a, T: Real> GpuBatch<'a, T> {
     /// tuned for `gpu`, the element type, layout and shape in the tuning cache (read once per
     /// process), else [`GpuTridiagonalTuning::default_for`].
     pub fn tuning(&self, gpu: &Gpu) -> GpuTridiagonalTuning {
-        let shape = (self.layout, self.m, self.systems, std::mem::size_of::<T>());
+        let shape = (self.layout, self.m, self.systems, std::mem::size_of::<T>(), gpu.props().sm_count);
         GpuTridiagonalTuning::tuned_on::<T>(tuned_dispatch::global(), &Fingerprint::gpu(gpu), shape)
     }
 
@@ -148,17 +203,31 @@ impl<'a, T: Real> GpuBatch<'a, T> {
             return Ok(());
         }
         let _span = tracing::debug_span!("tridiagonal_gpu", ?solver, m = self.m, g = self.systems).entered();
-        let l = Launch { gpu, batch: self, d, threads };
+        let (ss, es) = self.strides();
+        let sys = Sys {
+            a: self.a.as_view(),
+            b: self.b.as_view(),
+            c: self.c.as_view(),
+            d: d.as_view(),
+            m: self.m,
+            g: self.systems,
+            ss,
+            es,
+        };
+        // A poisoned lock only means a panic mid-call: the buffers are still valid scratch.
+        let mut ws = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
+        let mut l = Launch { gpu, threads, ws: &mut ws, launches: &self.launches };
+        let mut x = x.as_view_mut();
         match solver {
             Solver::Auto => unreachable!("resolved above"),
-            Solver::Thomas | Solver::ThomasParallel | Solver::ThomasLanes => l.thomas(x),
-            Solver::PivotingLu => l.pivoting(x),
-            Solver::CyclicReduction => l.cr_pcr(x, 1),
-            Solver::ParallelCyclicReduction => l.cr_pcr(x, usize::MAX),
-            Solver::CrPcr { pcr_size } => l.cr_pcr(x, pcr_size),
-            Solver::RedundantReduction(net) => l.rr(x, net),
-            Solver::WangMou => l.wm(x),
-            Solver::Tpr { slice } => l.tpr(x, slice),
+            Solver::Thomas | Solver::ThomasParallel | Solver::ThomasLanes => l.thomas(&sys, &mut x),
+            Solver::PivotingLu => l.pivoting(&sys, &mut x),
+            Solver::CyclicReduction => l.cr_pcr(&sys, &mut x, 1),
+            Solver::ParallelCyclicReduction => l.cr_pcr(&sys, &mut x, usize::MAX),
+            Solver::CrPcr { pcr_size } => l.cr_pcr(&sys, &mut x, pcr_size),
+            Solver::RedundantReduction(net) => l.rr(&sys, &mut x, net),
+            Solver::WangMou => l.wm(&sys, &mut x),
+            Solver::Tpr { slice } => l.tpr(&sys, &mut x, slice, 0),
         }
     }
 
@@ -194,12 +263,57 @@ impl<T: Real> TridiagonalBatch<'_, T> {
     }
 }
 
-struct Launch<'g, 'b, T: Real> {
+/// Device scratch kept by a [`GpuBatch`] across calls: one buffer per TPR level (level 0 also
+/// serves Thomas and the pivoting kernel), grown when a call needs more, never zeroed.
+#[derive(Debug)]
+struct Workspace<T> {
+    levels: Vec<Option<DeviceBuffer<T>>>,
+}
+
+impl<T: Real> Workspace<T> {
+    /// Takes level `level`'s buffer, at least `len` long, out of the workspace (give it back with
+    /// [`put`](Self::put)), so that a nested level can take its own meanwhile.
+    fn take(&mut self, gpu: &Gpu, level: usize, len: usize) -> Result<DeviceBuffer<T>> {
+        if self.levels.len() <= level {
+            self.levels.resize_with(level + 1, || None);
+        }
+        match self.levels[level].take() {
+            Some(buf) if buf.len() >= len => Ok(buf),
+            _ => {
+                // SAFETY: uninitialised device memory of `len` values; the kernels write every
+                // scratch value before they read it (the emulator fills fresh memory with 0xCD
+                // bytes, so a value read before it is written shows in the tests).
+                let buf = unsafe { gpu.stream().alloc::<T>(len.max(1)) };
+                buf.map_err(|e| cuda_kernels::Error::from_alloc(e, len * std::mem::size_of::<T>()).into())
+            }
+        }
+    }
+
+    /// Gives a level's buffer back for the next call.
+    fn put(&mut self, level: usize, buf: DeviceBuffer<T>) {
+        self.levels[level] = Some(buf);
+    }
+}
+
+/// One batch of systems on the device, as views: the caller's batch, or a reduced system of TPR.
+struct Sys<'v, T> {
+    a: CudaView<'v, T>,
+    b: CudaView<'v, T>,
+    c: CudaView<'v, T>,
+    d: CudaView<'v, T>,
+    m: usize,
+    g: usize,
+    /// Distance between systems and between the rows of a system.
+    ss: u64,
+    es: u64,
+}
+
+struct Launch<'g, 'w, T: Real> {
     gpu: &'g Gpu,
-    batch: &'g GpuBatch<'b, T>,
-    d: &'g DeviceBuffer<T>,
     /// Threads per block of the one-thread-per-system kernels.
     threads: u32,
+    ws: &'w mut Workspace<T>,
+    launches: &'g AtomicU64,
 }
 
 fn threads_for(work: usize) -> u32 {
@@ -214,9 +328,17 @@ fn grid_dim(blocks: usize) -> Result<u32> {
         .ok_or_else(|| Error::Invalid(format!("tridiagonal gpu: {blocks} blocks do not fit one grid")))
 }
 
+fn block_cfg(blocks: usize, threads: u32, shared: usize) -> Result<LaunchConfig> {
+    Ok(LaunchConfig {
+        grid_dim: (grid_dim(blocks)?, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: shared as u32,
+    })
+}
+
 impl<T: Real> Launch<'_, '_, T> {
-    /// Kernel `name` for `T`, checked for a block of `threads` and raised to `shared` bytes of
-    /// dynamic shared memory.
+    /// Kernel `name` for `T`, checked for a block of `threads` and `shared` bytes of dynamic
+    /// shared memory.
     fn func(
         &self,
         name: &str,
@@ -242,222 +364,241 @@ impl<T: Real> Launch<'_, '_, T> {
                  use Tpr or Thomas for systems this large"
             )));
         }
-        let f = kernel.function().clone();
-        Ok(f)
+        self.launches.fetch_add(1, Ordering::Relaxed);
+        Ok(kernel.function().clone())
     }
 
-    fn eq_bytes() -> usize {
-        4 * std::mem::size_of::<T>()
+    fn per_system_cfg(&self, g: usize) -> Result<LaunchConfig> {
+        block_cfg(g.div_ceil(self.threads as usize), self.threads, 0)
     }
 
-    fn per_system_cfg(&self) -> Result<LaunchConfig> {
-        Ok(LaunchConfig {
-            grid_dim: (grid_dim(self.batch.systems.div_ceil(self.threads as usize))?, 1, 1),
-            block_dim: (self.threads, 1, 1),
-            shared_mem_bytes: 0,
-        })
-    }
-
-    fn thomas(&self, x: &mut DeviceBuffer<T>) -> Result<()> {
+    fn thomas(&mut self, s: &Sys<'_, T>, x: &mut CudaViewMut<'_, T>) -> Result<()> {
         let f = self.func("tridiag_thomas", "prefix/tridiag_thread", 0, self.threads)?;
-        let mut w = self.gpu.zeros::<T>(x.len())?;
-        let (ss, es) = self.batch.strides();
-        let (m, g) = (self.batch.m as u32, self.batch.systems as u64);
-        let bt = self.batch;
+        let mut buf = self.ws.take(self.gpu, 0, x.len())?;
+        let (m, g) = (s.m as u32, s.g as u64);
+        let cfg = self.per_system_cfg(s.g)?;
+        let mut w = buf.slice_mut(..x.len());
         // SAFETY: tridiag_thomas_T(a, b, c, d, x, w, u32 m, u64 G, u64 ss, u64 es); every buffer
         // holds m * G elements and the strides address exactly those.
-        unsafe {
-            self.gpu.launch(&f, self.per_system_cfg()?, |args| {
-                args.arg(bt.a)
-                    .arg(bt.b)
-                    .arg(bt.c)
-                    .arg(self.d)
-                    .arg(x)
-                    .arg(&mut w)
-                    .arg(&m)
-                    .arg(&g)
-                    .arg(&ss)
-                    .arg(&es);
-            })?;
-        }
-        Ok(())
+        let r = unsafe {
+            self.gpu.launch(&f, cfg, |args| {
+                args.arg(&s.a).arg(&s.b).arg(&s.c).arg(&s.d).arg(&mut *x).arg(&mut w);
+                args.arg(&m).arg(&g).arg(&s.ss).arg(&s.es);
+            })
+        };
+        self.ws.put(0, buf);
+        Ok(r?)
     }
 
-    fn pivoting(&self, x: &mut DeviceBuffer<T>) -> Result<()> {
+    fn pivoting(&mut self, s: &Sys<'_, T>, x: &mut CudaViewMut<'_, T>) -> Result<()> {
         let f = self.func("tridiag_pivot", "prefix/tridiag_thread", 0, self.threads)?;
-        let (mut dd, mut du, mut du2) =
-            (self.gpu.zeros::<T>(x.len())?, self.gpu.zeros::<T>(x.len())?, self.gpu.zeros::<T>(x.len())?);
-        let (ss, es) = self.batch.strides();
-        let (m, g) = (self.batch.m as u32, self.batch.systems as u64);
-        let bt = self.batch;
-        // SAFETY: tridiag_pivot_T(a, b, c, d, x, dd, du, du2, u32 m, u64 G, u64 ss, u64 es);
-        // all buffers hold m * G elements.
-        unsafe {
-            self.gpu.launch(&f, self.per_system_cfg()?, |args| {
-                args.arg(bt.a).arg(bt.b).arg(bt.c).arg(self.d).arg(x);
-                args.arg(&mut dd).arg(&mut du).arg(&mut du2).arg(&m).arg(&g).arg(&ss).arg(&es);
-            })?;
-        }
-        Ok(())
+        let n = x.len();
+        let mut buf = self.ws.take(self.gpu, 0, 3 * n)?;
+        let (m, g) = (s.m as u32, s.g as u64);
+        let cfg = self.per_system_cfg(s.g)?;
+        let (mut inv, mut rest) = buf.split_at_mut(n);
+        let (mut du, mut du2) = rest.split_at_mut(n);
+        // SAFETY: tridiag_pivot_T(a, b, c, d, x, inv, du, du2, u32 m, u64 G, u64 ss, u64 es);
+        // all buffers hold at least m * G elements.
+        let r = unsafe {
+            self.gpu.launch(&f, cfg, |args| {
+                args.arg(&s.a).arg(&s.b).arg(&s.c).arg(&s.d).arg(&mut *x);
+                args.arg(&mut inv).arg(&mut du).arg(&mut du2).arg(&m).arg(&g).arg(&s.ss).arg(&s.es);
+            })
+        };
+        self.ws.put(0, buf);
+        Ok(r?)
     }
 
-    fn cr_pcr(&self, x: &mut DeviceBuffer<T>, pcr_size: usize) -> Result<()> {
-        let n = self.batch.m.next_power_of_two();
-        let shared = 3 * n * Self::eq_bytes() + n * std::mem::size_of::<T>();
+    fn cr_pcr(&mut self, s: &Sys<'_, T>, x: &mut CudaViewMut<'_, T>, pcr_size: usize) -> Result<()> {
+        let n = s.m.next_power_of_two();
+        let shared = cr_pcr_shared::<T>(n);
         let threads = threads_for(n / 2);
         let f = self.func("tridiag_cr_pcr", "prefix/tridiag_block", shared, threads)?;
-        let cfg = LaunchConfig {
-            grid_dim: (grid_dim(self.batch.systems)?, 1, 1),
-            block_dim: (threads, 1, 1),
-            shared_mem_bytes: shared as u32,
-        };
-        let (ss, es) = self.batch.strides();
-        let (m, n32, p) = (self.batch.m as u32, n as u32, pcr_size.clamp(1, n).next_power_of_two() as u32);
-        let bt = self.batch;
+        let cfg = block_cfg(s.g, threads, shared)?;
+        let (m, n32, p) = (s.m as u32, n as u32, pcr_size.clamp(1, n).next_power_of_two() as u32);
         // SAFETY: tridiag_cr_pcr_T(a, b, c, d, x, u32 m, u32 n, u64 ss, u64 es, u32 pcr_size);
-        // one block per system, `shared` bytes = 3n equations + n unknowns as the kernel expects.
+        // one block per system, `shared` bytes as the kernel lays them out.
         unsafe {
             self.gpu.launch(&f, cfg, |args| {
-                args.arg(bt.a)
-                    .arg(bt.b)
-                    .arg(bt.c)
-                    .arg(self.d)
-                    .arg(x)
-                    .arg(&m)
-                    .arg(&n32)
-                    .arg(&ss)
-                    .arg(&es)
-                    .arg(&p);
+                args.arg(&s.a).arg(&s.b).arg(&s.c).arg(&s.d).arg(&mut *x);
+                args.arg(&m).arg(&n32).arg(&s.ss).arg(&s.es).arg(&p);
             })?;
         }
         Ok(())
     }
 
-    fn rr(&self, x: &mut DeviceBuffer<T>, net: RrNetwork) -> Result<()> {
-        let m = self.batch.m;
+    fn rr(&mut self, s: &Sys<'_, T>, x: &mut CudaViewMut<'_, T>, net: RrNetwork) -> Result<()> {
+        let m = s.m;
         let buffers = if net == RrNetwork::KoggeStone { 2 } else { 1 };
-        let shared = buffers * m * 2 * Self::eq_bytes();
+        let shared = buffers * m * 2 * eq_bytes::<T>();
         let threads = threads_for(m);
         let f = self.func("tridiag_rr", "prefix/tridiag_block", shared, threads)?;
-        let cfg = LaunchConfig {
-            grid_dim: (grid_dim(self.batch.systems)?, 1, 1),
-            block_dim: (threads, 1, 1),
-            shared_mem_bytes: shared as u32,
-        };
-        let (ss, es) = self.batch.strides();
+        let cfg = block_cfg(s.g, threads, shared)?;
         let (m32, ks) = (m as u32, u32::from(net == RrNetwork::KoggeStone));
-        let bt = self.batch;
         // SAFETY: tridiag_rr_T(a, b, c, d, x, u32 m, u64 ss, u64 es, u32 kogge_stone); shared
         // holds `buffers` arrays of m segments (8 values each).
         unsafe {
             self.gpu.launch(&f, cfg, |args| {
-                args.arg(bt.a).arg(bt.b).arg(bt.c).arg(self.d).arg(x).arg(&m32).arg(&ss).arg(&es).arg(&ks);
+                args.arg(&s.a).arg(&s.b).arg(&s.c).arg(&s.d).arg(&mut *x);
+                args.arg(&m32).arg(&s.ss).arg(&s.es).arg(&ks);
             })?;
         }
         Ok(())
     }
 
-    fn wm(&self, x: &mut DeviceBuffer<T>) -> Result<()> {
-        let n = self.batch.m.next_power_of_two();
-        let shared = 2 * n * Self::eq_bytes();
+    fn wm(&mut self, s: &Sys<'_, T>, x: &mut CudaViewMut<'_, T>) -> Result<()> {
+        let n = s.m.next_power_of_two();
+        let shared = 2 * n * eq_bytes::<T>();
         let threads = threads_for(n);
         let f = self.func("tridiag_wm", "prefix/tridiag_block", shared, threads)?;
-        let cfg = LaunchConfig {
-            grid_dim: (grid_dim(self.batch.systems)?, 1, 1),
-            block_dim: (threads, 1, 1),
-            shared_mem_bytes: shared as u32,
-        };
-        let (ss, es) = self.batch.strides();
-        let (m, n32) = (self.batch.m as u32, n as u32);
-        let bt = self.batch;
+        let cfg = block_cfg(s.g, threads, shared)?;
+        let (m, n32) = (s.m as u32, n as u32);
         // SAFETY: tridiag_wm_T(a, b, c, d, x, u32 m, u32 n, u64 ss, u64 es); shared = 2n equations.
         unsafe {
             self.gpu.launch(&f, cfg, |args| {
-                args.arg(bt.a).arg(bt.b).arg(bt.c).arg(self.d).arg(x).arg(&m).arg(&n32).arg(&ss).arg(&es);
+                args.arg(&s.a).arg(&s.b).arg(&s.c).arg(&s.d).arg(&mut *x);
+                args.arg(&m).arg(&n32).arg(&s.ss).arg(&s.es);
             })?;
         }
         Ok(())
     }
 
-    fn tpr(&self, x: &mut DeviceBuffer<T>, slice: usize) -> Result<()> {
+    /// TPR at `level` (0 for the caller's batch): stage 1 per slice, the reduced system of
+    /// `M = np / S` rows per system (one block per system when it fits shared memory, else
+    /// materialised and solved by TPR one level down), stage 3 per slice.
+    fn tpr(&mut self, s: &Sys<'_, T>, x: &mut CudaViewMut<'_, T>, slice: usize, level: usize) -> Result<()> {
         if !(2..=2048).contains(&slice) {
             return Err(Error::Invalid(format!("tridiagonal gpu: TPR slice size {slice} outside 2..=2048")));
         }
-        let np = self.batch.m.next_power_of_two().max(2);
-        let s = slice.next_power_of_two().min(np);
-        let slices = np / s;
-        let g = self.batch.systems;
-        let eq = Self::eq_bytes();
-        let mut w = self.gpu.zeros::<T>(4 * g * np)?;
-        let mut tops = self.gpu.zeros::<T>(4 * g * slices)?;
-        let mut xr = self.gpu.zeros::<T>(g * slices)?;
-        let (ss, es) = self.batch.strides();
-        let (m32, s32, mm) = (self.batch.m as u32, s as u32, slices as u32);
-        let bt = self.batch;
-        let blocks = grid_dim(g * slices)?;
-        let slice_threads = threads_for(s / 2);
+        let plan = TprPlan::new(s.m, s.g, slice, self.gpu.props().shared_per_block_optin, eq_bytes::<T>());
+        let mut buf = self.ws.take(self.gpu, level, plan.workspace_values())?;
+        let r = self.tpr_stages(s, x, &plan, &mut buf, level);
+        self.ws.put(level, buf);
+        r
+    }
 
-        let sh1 = 2 * s * eq;
+    fn tpr_stages(
+        &mut self,
+        s: &Sys<'_, T>,
+        x: &mut CudaViewMut<'_, T>,
+        plan: &TprPlan,
+        buf: &mut DeviceBuffer<T>,
+        level: usize,
+    ) -> Result<()> {
+        let (g, sl, mm) = (s.g, plan.slice, plan.slices);
+        let (m32, s32, mm32) = (s.m as u32, sl as u32, mm as u32);
+        let eq = eq_bytes::<T>();
+        let (mut w, mut rest) = buf.split_at_mut(4 * g * mm * (sl / 2));
+        let (mut tops, mut rest) = rest.split_at_mut(4 * g * mm);
+        let (mut xr, mut reduced) = rest.split_at_mut(g * mm);
+        let slice_threads = threads_for(sl / 2);
+
+        let sh1 = 2 * sl * eq;
         let f1 = self.func("tridiag_tpr_stage1", "prefix/tridiag_tpr", sh1, slice_threads)?;
-        let cfg1 = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (slice_threads, 1, 1),
-            shared_mem_bytes: sh1 as u32,
-        };
         // SAFETY: tridiag_tpr_stage1_T(a, b, c, d, TriEq* w, TriEq* tops, u32 m, u32 S, u32 M,
-        // u64 ss, u64 es); w holds G*np equations, tops G*M; shared = 2S equations.
+        // u64 ss, u64 es); w holds G*M*S/2 equations, tops G*M; shared = 2S equations.
         unsafe {
-            self.gpu.launch(&f1, cfg1, |args| {
-                args.arg(bt.a).arg(bt.b).arg(bt.c).arg(self.d).arg(&mut w).arg(&mut tops);
-                args.arg(&m32).arg(&s32).arg(&mm).arg(&ss).arg(&es);
+            self.gpu.launch(&f1, block_cfg(g * mm, slice_threads, sh1)?, |args| {
+                args.arg(&s.a).arg(&s.b).arg(&s.c).arg(&s.d).arg(&mut w).arg(&mut tops);
+                args.arg(&m32).arg(&s32).arg(&mm32).arg(&s.ss).arg(&s.es);
             })?;
         }
 
-        let sh2 = 3 * slices * eq + slices * std::mem::size_of::<T>();
-        if sh2 <= self.gpu.props().shared_per_block_optin && slices <= 2048 {
-            let threads2 = threads_for(slices / 2);
+        let (w, tops) = (w.as_view(), tops.as_view());
+        if plan.stage2_in_block {
+            let sh2 = cr_pcr_shared::<T>(mm);
+            let threads2 = threads_for(mm / 2);
             let f2 = self.func("tridiag_tpr_stage2_block", "prefix/tridiag_tpr", sh2, threads2)?;
-            let cfg2 = LaunchConfig {
-                grid_dim: (grid_dim(g)?, 1, 1),
-                block_dim: (threads2, 1, 1),
-                shared_mem_bytes: sh2 as u32,
-            };
-            let p = 64u32.min(mm);
+            let p = 64u32.min(mm32);
             // SAFETY: tridiag_tpr_stage2_block_T(const TriEq* w, const TriEq* tops, T* xr, u32 S,
-            // u32 M, u32 pcr_size); one block per system, shared = 3M equations + M unknowns.
+            // u32 M, u32 pcr_size); one block per system, shared as cr_pcr_shared(M).
             unsafe {
-                self.gpu.launch(&f2, cfg2, |args| {
-                    args.arg(&w).arg(&tops).arg(&mut xr).arg(&s32).arg(&mm).arg(&p);
+                self.gpu.launch(&f2, block_cfg(g, threads2, sh2)?, |args| {
+                    args.arg(&w).arg(&tops).arg(&mut xr).arg(&s32).arg(&mm32).arg(&p);
                 })?;
             }
         } else {
-            let f2 = self.func("tridiag_tpr_stage2_thread", "prefix/tridiag_tpr", 0, self.threads)?;
-            let mut cp = self.gpu.zeros::<T>(g * slices)?;
-            let g64 = g as u64;
-            // SAFETY: tridiag_tpr_stage2_thread_T(w, tops, xr, cp, u32 S, u32 M, u64 G); xr and
-            // cp hold G*M values; one thread per system.
+            // The reduced rows as a strided batch of G systems of M rows, solved one level down.
+            let f2 = self.func("tridiag_tpr_reduced", "prefix/tridiag_tpr", 0, self.threads)?;
+            let n2 = g * mm;
+            let (mut ra, mut rest) = reduced.split_at_mut(n2);
+            let (mut rb, mut rest) = rest.split_at_mut(n2);
+            let (mut rc, mut rest) = rest.split_at_mut(n2);
+            let (mut rd, _) = rest.split_at_mut(n2);
+            let n64 = n2 as u64;
+            // SAFETY: tridiag_tpr_reduced_T(const TriEq* w, const TriEq* tops, T* ra, T* rb,
+            // T* rc, T* rd, u32 S, u32 M, u64 rows); one thread per reduced row, G*M rows.
             unsafe {
-                self.gpu.launch(&f2, self.per_system_cfg()?, |args| {
-                    args.arg(&w).arg(&tops).arg(&mut xr).arg(&mut cp).arg(&s32).arg(&mm).arg(&g64);
+                self.gpu.launch(&f2, self.per_system_cfg(n2)?, |args| {
+                    args.arg(&w).arg(&tops).arg(&mut ra).arg(&mut rb).arg(&mut rc).arg(&mut rd);
+                    args.arg(&s32).arg(&mm32).arg(&n64);
                 })?;
             }
+            let sub = Sys {
+                a: ra.as_view(),
+                b: rb.as_view(),
+                c: rc.as_view(),
+                d: rd.as_view(),
+                m: mm,
+                g,
+                ss: mm as u64,
+                es: 1,
+            };
+            self.tpr(&sub, &mut xr, sl, level + 1)?;
         }
 
-        let sh3 = s * std::mem::size_of::<T>();
+        let xr = xr.as_view();
+        let sh3 = sl * std::mem::size_of::<T>();
         let f3 = self.func("tridiag_tpr_stage3", "prefix/tridiag_tpr", sh3, slice_threads)?;
-        let cfg3 = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (slice_threads, 1, 1),
-            shared_mem_bytes: sh3 as u32,
-        };
         // SAFETY: tridiag_tpr_stage3_T(a, b, c, d, const TriEq* w, const T* xr, T* x, u32 m,
         // u32 S, u32 M, u64 ss, u64 es); shared = S unknowns.
         unsafe {
-            self.gpu.launch(&f3, cfg3, |args| {
-                args.arg(bt.a).arg(bt.b).arg(bt.c).arg(self.d).arg(&w).arg(&xr).arg(x);
-                args.arg(&m32).arg(&s32).arg(&mm).arg(&ss).arg(&es);
+            self.gpu.launch(&f3, block_cfg(g * mm, slice_threads, sh3)?, |args| {
+                args.arg(&s.a).arg(&s.b).arg(&s.c).arg(&s.d).arg(&w).arg(&xr).arg(&mut *x);
+                args.arg(&m32).arg(&s32).arg(&mm32).arg(&s.ss).arg(&s.es);
             })?;
         }
         Ok(())
+    }
+}
+
+/// Bytes of one `TriEq<T>` (a, b, c, d).
+fn eq_bytes<T>() -> usize {
+    4 * std::mem::size_of::<T>()
+}
+
+/// Dynamic shared memory of the CR-PCR block kernel for `n` (a power of two) equations: the
+/// levels of CR kept compact with the PCR double buffer after the last (2n equations) and their
+/// unknowns (2n values).
+pub(crate) fn cr_pcr_shared<T>(n: usize) -> usize {
+    2 * n * eq_bytes::<T>() + 2 * n * std::mem::size_of::<T>()
+}
+
+/// How TPR splits one level: slices of `slice` rows, `slices` of them per system, and whether
+/// the reduced system is solved in one block per system.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TprPlan {
+    pub(crate) g: usize,
+    pub(crate) slice: usize,
+    pub(crate) slices: usize,
+    pub(crate) stage2_in_block: bool,
+}
+
+impl TprPlan {
+    pub(crate) fn new(m: usize, g: usize, slice: usize, shared_optin: usize, eq_bytes: usize) -> Self {
+        let np = m.next_power_of_two().max(2);
+        let s = slice.next_power_of_two().min(np);
+        let slices = np / s;
+        let sh2 = 2 * slices * eq_bytes + 2 * slices * (eq_bytes / 4);
+        TprPlan { g, slice: s, slices, stage2_in_block: sh2 <= shared_optin && slices <= 2048 }
+    }
+
+    /// Values of this level's workspace: the bottom-chain equations (S/2 per slice), the slice
+    /// tops, the reduced solution and, when the reduced system goes one level down, its rows.
+    pub(crate) fn workspace_values(&self) -> usize {
+        let rows = self.g * self.slices;
+        let reduced = if self.stage2_in_block { 0 } else { 4 * rows };
+        4 * rows * (self.slice / 2) + 4 * rows + rows + reduced
     }
 }

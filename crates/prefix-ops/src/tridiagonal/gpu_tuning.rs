@@ -37,9 +37,19 @@ impl Default for GpuTridiagonalTuning {
 }
 
 impl GpuTridiagonalTuning {
-    /// The untuned choice: the provisional table of [`choose`](super::gpu::choose), 128 threads.
+    /// The untuned choice on an H100: the provisional table of [`choose`](super::gpu::choose),
+    /// 128 threads.
     pub fn default_for(m: usize, systems: usize, layout: Layout, elem_bytes: usize) -> Self {
         GpuTridiagonalTuning { solver: super::gpu::choose(m, systems, layout, elem_bytes), threads: 128 }
+    }
+
+    /// The untuned choice on a device of `sm_count` SMs:
+    /// [`choose_on`](super::gpu::choose_on), 128 threads.
+    pub fn default_on(sm_count: u32, m: usize, systems: usize, layout: Layout, elem_bytes: usize) -> Self {
+        GpuTridiagonalTuning {
+            solver: super::gpu::choose_on(sm_count, m, systems, layout, elem_bytes),
+            threads: 128,
+        }
     }
 }
 
@@ -51,10 +61,11 @@ fn algorithm(c: &Config) -> Option<&str> {
 }
 
 /// Tuned per device, element type, layout, system size and batch size (shape:
-/// `(layout, m, systems, element bytes)`).
+/// `(layout, m, systems, element bytes, the device's SM count)`; the SM count only feeds the
+/// untuned default, and is one value per device, whose fingerprint keys the tuned results).
 impl Tunable for GpuTridiagonalTuning {
     const KERNEL: &'static str = KERNEL;
-    type Shape = (Layout, usize, usize, usize);
+    type Shape = (Layout, usize, usize, usize, u32);
 
     /// `algorithm` in {thomas, cr_pcr, tpr}, `pcr_size` in {16, 64, 256}, `tpr_slice` in
     /// {256, 512, 1024}, `threads` in {64, 128, 256}; a parameter the algorithm does not use
@@ -107,7 +118,7 @@ impl Tunable for GpuTridiagonalTuning {
         Some(GpuTridiagonalTuning { solver, threads })
     }
 
-    fn bucket((layout, m, systems, _): Self::Shape) -> Option<Bucket> {
+    fn bucket((layout, m, systems, _, _): Self::Shape) -> Option<Bucket> {
         let tag = match layout {
             Layout::Strided => "strided",
             Layout::Interleaved => "interleaved",
@@ -115,8 +126,8 @@ impl Tunable for GpuTridiagonalTuning {
         Some(Bucket::tagged(tag, m as u64, systems as u64))
     }
 
-    fn fallback((layout, m, systems, bytes): Self::Shape) -> Self {
-        Self::default_for(m, systems, layout, bytes)
+    fn fallback((layout, m, systems, bytes, sms): Self::Shape) -> Self {
+        Self::default_on(sms, m, systems, layout, bytes)
     }
 }
 
