@@ -21,7 +21,7 @@ fn descriptors_and_accessors() -> hetkit::Result<()> {
     assert_eq!(s.segment_ids(), [0, 0, 0, 2, 3, 3, 3, 3, 3, 3]);
     assert_eq!(s.head_flags(), [true, false, false, true, true, false, false, false, false, false]);
     assert_eq!(Segments::from_lengths(&[3, 0, 1, 6, 0])?, s);
-    let r = Segments::regular(5, 2)?;
+    let r = Segments::regular(5, 2);
     assert_eq!((r.num_segments(), r.len(), r.offsets()), (2, 10, vec![0, 5, 10]));
     let f = Segments::from_head_flags(&[true, false, false, true, false, true, true, false])?;
     assert_eq!(
@@ -45,7 +45,7 @@ fn fold<M: Monoid<i32>>(op: M) -> impl Fn(&[i32]) -> i32 {
 
 #[test]
 fn the_catalogue_against_per_segment_loops() -> hetkit::Result<()> {
-    for segs in [irregular(), Segments::regular(5, 2)?, Segments::regular(1, 10)?] {
+    for segs in [irregular(), Segments::regular(5, 2), Segments::regular(1, 10)] {
         assert_eq!(segmented::reduce(&XS, &segs, Add)?, per_segment(&segs, fold(Add)));
         assert_eq!(segmented::reduce(&XS, &segs, Mul)?, per_segment(&segs, fold(Mul)));
         assert_eq!(segmented::reduce(&XS, &segs, Min)?, per_segment(&segs, fold(Min)));
@@ -182,4 +182,20 @@ fn quicksort_as_a_short_loop() -> hetkit::Result<()> {
     }
     assert_eq!(xs, want);
     Ok(())
+}
+
+/// `Segments::regular(seg_len, nseg)` is listed without `Result`: it cannot fail. A request no
+/// data can match (the total overflows, or more than `u32::MAX` segments) gives a descriptor
+/// every operation rejects with an error, never a panic.
+#[test]
+fn regular_is_infallible_and_unmatchable_requests_are_errors() {
+    let segs: Segments = Segments::regular(0, 3);
+    assert_eq!((segs.num_segments(), segs.len(), segs.lengths()), (3, 0, vec![0, 0, 0]));
+    assert_eq!(segmented::reduce(&[] as &[i32], &segs, Add).unwrap(), [0, 0, 0]);
+    let huge = Segments::regular(usize::MAX, 2);
+    let mut xs = XS;
+    assert!(segmented::reduce(&xs, &huge, Add).is_err());
+    assert!(segmented::inclusive_scan(&mut xs, &huge, Add).is_err());
+    assert!(segmented::split3(&mut xs, &huge, &[0, 0]).is_err());
+    assert_eq!(xs, XS);
 }

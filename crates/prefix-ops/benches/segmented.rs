@@ -38,11 +38,7 @@ fn shapes(n: usize) -> Vec<(String, Segments, Option<Segments>)> {
         .into_iter()
         .map(|l| {
             let lens = vec![l; n / l];
-            (
-                l.to_string(),
-                Segments::from_lengths(&lens).unwrap(),
-                Some(Segments::regular(l, n / l).unwrap()),
-            )
+            (l.to_string(), Segments::from_lengths(&lens).unwrap(), Some(Segments::regular(l, n / l)))
         })
         .collect();
     let mut r = rng(7);

@@ -67,7 +67,7 @@ fn descriptor_properties_on_random_flags() {
 
 #[test]
 fn descriptor_forms_agree() {
-    let r = Segments::regular(3, 4).unwrap();
+    let r = Segments::regular(3, 4);
     assert_eq!(r.as_regular(), Some((3, 4)));
     assert_eq!(r.offsets(), [0, 3, 6, 9, 12]);
     assert_eq!(r.lengths(), [3; 4]);
@@ -80,7 +80,7 @@ fn descriptor_forms_agree() {
     assert_eq!(e.segment_ids(), [1, 1]);
     assert_eq!(e.segment(1), Some(0..2));
     assert_eq!(e.segment(3), None);
-    let z = Segments::regular(0, 5).unwrap();
+    let z = Segments::regular(0, 5);
     assert_eq!((z.num_segments(), z.len(), z.offsets()), (5, 0, vec![0; 6]));
     let none = Segments::from_head_flags(&[]).unwrap();
     assert_eq!((none.num_segments(), none.len()), (0, 0));
@@ -93,9 +93,28 @@ fn malformed_descriptors_are_errors() {
     assert!(matches!(Segments::from_offsets(&[1, 3]), Err(Error::InvalidOffsets(_))));
     assert!(matches!(Segments::from_offsets(&[0, 4, 2]), Err(Error::InvalidOffsets(_))));
     assert!(matches!(Segments::from_head_flags(&[false, true]), Err(Error::Invalid(_))));
-    assert!(matches!(Segments::regular(usize::MAX, 2), Err(Error::Invalid(_))));
-    assert!(matches!(Segments::regular(1, u32::MAX as usize + 1), Err(Error::Invalid(_))));
     assert!(Segments::from_lengths(&[usize::MAX, 1]).is_err());
+}
+
+/// `regular` cannot fail (the contract has no `Result`): a request no data can match gives a
+/// descriptor every operation rejects, with empty views and a saturated length.
+#[test]
+fn unmatchable_regular_descriptors_are_rejected_by_every_operation() {
+    for segs in [Segments::regular(usize::MAX, 2), Segments::regular(0, u32::MAX as usize + 1)] {
+        assert!(segs.offsets().is_empty() && segs.lengths().is_empty() && segs.segment_ids().is_empty());
+        assert_eq!(segs.segment(0), None);
+        let mut xs = vec![1u32; 4];
+        let invalid = |r: Result<(), Error>| assert!(matches!(r, Err(Error::Invalid(_))), "{r:?}");
+        invalid(segmented::reduce(&xs, &segs, Add).map(drop));
+        invalid(segmented::inclusive_scan(&mut xs, &segs, Add));
+        invalid(segmented::reverse(&mut xs, &segs));
+        invalid(segmented::sort(&mut xs, &segs, Order::Ascending));
+        invalid(segmented::partition(&mut xs, &segs, |&x| x > 1).map(drop));
+        invalid(segmented::compact(&xs, &[true; 4], &segs).map(drop));
+        assert_eq!(xs, [1; 4], "a rejected call leaves the data as it was");
+    }
+    assert_eq!(Segments::regular(usize::MAX, 2).len(), usize::MAX);
+    assert_ne!(Segments::regular(usize::MAX, 2), Segments::regular(usize::MAX, 3));
 }
 
 fn check_reduce<T: Copy + Send + Sync + PartialEq + std::fmt::Debug, M: Monoid<T> + std::fmt::Debug>(
@@ -199,8 +218,8 @@ fn scans_match_per_segment_loops() {
     let mut lens = vec![1usize; 3000];
     lens[1700] = 70_001;
     all.push(("long among short".into(), Segments::from_lengths(&lens).unwrap()));
-    all.push(("long regular".into(), Segments::regular(65_537, 2).unwrap()));
-    all.push(("regular 200x3".into(), Segments::regular(200, 3).unwrap()));
+    all.push(("long regular".into(), Segments::regular(65_537, 2)));
+    all.push(("regular 200x3".into(), Segments::regular(200, 3)));
     for (name, segs) in all {
         let xs = random_i64(segs.len(), &mut rng);
         let (mut inc, mut exc) = (Vec::new(), Vec::new());
@@ -227,7 +246,7 @@ fn reverse_matches_per_segment_loops() {
     let mut all = shapes(&mut rng);
     // Long segments take the multi-threaded path (longer than the default split).
     all.push(("long".into(), Segments::from_lengths(&[3, 70_001, 0, 5, 65_536]).unwrap()));
-    all.push(("long regular".into(), Segments::regular(65_537, 2).unwrap()));
+    all.push(("long regular".into(), Segments::regular(65_537, 2)));
     for (name, segs) in all {
         let xs = random_i64(segs.len(), &mut rng);
         let want: Vec<i64> = pieces(&xs, &segs).into_iter().flat_map(|p| p.into_iter().rev()).collect();
@@ -364,7 +383,7 @@ impl PartialOrd for ByKey {
 #[test]
 fn split3_sends_nan_to_the_third_part() {
     let mut xs = [1.0f64, f64::NAN, 0.5, 2.0];
-    let parts = segmented::split3(&mut xs, &Segments::regular(4, 1).unwrap(), &[1.0]).unwrap();
+    let parts = segmented::split3(&mut xs, &Segments::regular(4, 1), &[1.0]).unwrap();
     assert_eq!(parts.lengths(), [1, 1, 2]);
     assert_eq!((xs[0], xs[1]), (0.5, 1.0));
     assert!(xs[2].is_nan() && xs[3] == 2.0);

@@ -14,9 +14,9 @@ use rand::Rng;
 use segmented_common::shapes;
 
 #[test]
-fn every_granularity_matches_the_cpu() {
-    let Some(g) = gpu_or_skip("every_granularity_matches_the_cpu") else { return };
-    let mut rng = rng("every_granularity_matches_the_cpu");
+fn segmented_gpu_every_granularity_matches_the_cpu() {
+    let Some(g) = gpu_or_skip("segmented_gpu_every_granularity_matches_the_cpu") else { return };
+    let mut rng = rng("segmented_gpu_every_granularity_matches_the_cpu");
     // Emulated lanes are CPU fibers: the largest random shape is left to the CPU tests.
     let mut all: Vec<_> = shapes(&mut rng).into_iter().filter(|(name, _)| name != "random 2").collect();
     all.push(("long".into(), Segments::from_lengths(&[3, 3000, 0, 1]).unwrap()));
@@ -63,8 +63,8 @@ fn every_granularity_matches_the_cpu() {
 }
 
 #[test]
-fn the_device_descriptor_is_reused_across_calls() {
-    let Some(g) = gpu_or_skip("the_device_descriptor_is_reused_across_calls") else { return };
+fn segmented_gpu_the_device_descriptor_is_reused_across_calls() {
+    let Some(g) = gpu_or_skip("segmented_gpu_the_device_descriptor_is_reused_across_calls") else { return };
     let segs = Segments::from_lengths(&[4, 0, 2, 9]).unwrap();
     let d = DeviceSegments::upload(&g, &segs).unwrap();
     assert_eq!((d.num_segments(), d.len()), (4, 15));
@@ -79,7 +79,7 @@ fn the_device_descriptor_is_reused_across_calls() {
 }
 
 #[test]
-fn the_selector_follows_segment_length() {
+fn segmented_gpu_the_selector_follows_segment_length() {
     let t = GpuThresholds::DEFAULT;
     assert_eq!(choose(1 << 20, 1 << 20, 132, &t), Granularity::Thread);
     assert_eq!(choose(1 << 20, 1 << 16, 132, &t), Granularity::Lanes4);

@@ -34,7 +34,7 @@ const PAR_VIEW_MIN: usize = 1 << 16;
 /// assert_eq!(s.segment_ids(), [0, 0, 0, 1, 1, 2, 3, 3]);
 /// assert_eq!(s.offsets(), [0, 3, 5, 6, 8]);
 /// assert_eq!(s.lengths(), [3, 2, 1, 2]);
-/// assert_eq!(Segments::regular(2, 3)?, Segments::from_lengths(&[2, 2, 2])?);
+/// assert_eq!(Segments::regular(2, 3), Segments::from_lengths(&[2, 2, 2])?);
 /// # Ok::<(), prefix_ops::Error>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -86,16 +86,42 @@ impl Segments {
         Ok(Segments { repr: Repr::Offsets(offsets_from_lengths(lengths)?) })
     }
 
-    /// `nseg` segments of `seg_len` elements each, stored as the two numbers. `seg_len == 0`
-    /// gives `nseg` empty segments of empty data.
+    /// `nseg` segments of `seg_len` elements each, stored as the two numbers (no allocation,
+    /// no failure: the contract's fast path). `seg_len == 0` gives `nseg` empty segments of
+    /// empty data; data whose length is not a multiple of a segment length is described with
+    /// [`from_lengths`](Self::from_lengths), a shorter last segment included.
     ///
-    /// Errors: [`Error::Invalid`] when `seg_len * nseg` overflows or `nseg > u32::MAX`.
-    pub fn regular(seg_len: usize, nseg: usize) -> Result<Segments> {
-        check_count(nseg)?;
-        seg_len.checked_mul(nseg).ok_or_else(|| {
-            Error::Invalid(format!("{nseg} segments of {seg_len}: the total overflows usize"))
-        })?;
-        Ok(Segments { repr: Repr::Regular { seg_len, nseg } })
+    /// A request no data can match (`seg_len * nseg` overflows `usize`, or more than
+    /// `u32::MAX` segments, whose ids would not fit `u32`) still gives a descriptor, one that
+    /// every operation rejects with [`Error::Invalid`]; its [`len`](Self::len) saturates at
+    /// `usize::MAX` and its views are empty.
+    ///
+    /// ```
+    /// use prefix_ops::segmented::{self, Add, Segments};
+    /// assert_eq!(Segments::regular(3, 2).lengths(), [3, 3]);
+    /// let huge = Segments::regular(usize::MAX, 2);
+    /// assert!(segmented::reduce(&[1, 2], &huge, Add).is_err());
+    /// ```
+    pub fn regular(seg_len: usize, nseg: usize) -> Segments {
+        Segments { repr: Repr::Regular { seg_len, nseg } }
+    }
+
+    /// True for a `regular` descriptor that no data can match (see [`regular`](Self::regular)).
+    pub(crate) fn is_oversized(&self) -> bool {
+        match self.repr {
+            Repr::Regular { seg_len, nseg } => {
+                nseg > u32::MAX as usize || seg_len.checked_mul(nseg).is_none()
+            }
+            Repr::Offsets(_) => false,
+        }
+    }
+
+    /// The error every operation returns for an oversized descriptor.
+    pub(crate) fn oversized_error(&self) -> Error {
+        let (seg_len, nseg) = self.as_regular().unwrap_or((0, 0));
+        Error::Invalid(format!(
+            "{nseg} regular segments of {seg_len}: more than u32::MAX segments or a total over usize::MAX"
+        ))
     }
 
     /// From head flags, one per element, `true` where a segment starts (the thesis's Fig. 5.7
@@ -132,7 +158,7 @@ impl Segments {
     /// Number of elements the segments cover.
     pub fn len(&self) -> usize {
         match &self.repr {
-            Repr::Regular { seg_len, nseg } => seg_len * nseg,
+            Repr::Regular { seg_len, nseg } => seg_len.saturating_mul(*nseg),
             Repr::Offsets(o) => o[o.len() - 1],
         }
     }
@@ -168,9 +194,10 @@ impl Segments {
         }
     }
 
-    /// The elements of segment `s`, or `None` past the last segment.
+    /// The elements of segment `s`, or `None` past the last segment (or for a descriptor no
+    /// data can match).
     pub fn segment(&self, s: usize) -> Option<Range<usize>> {
-        (s < self.num_segments()).then(|| self.start(s)..self.start(s + 1))
+        (s < self.num_segments() && !self.is_oversized()).then(|| self.start(s)..self.start(s + 1))
     }
 
     /// The first segment starting at or after element `i` (`num_segments()` when none does).
@@ -182,8 +209,11 @@ impl Segments {
         }
     }
 
-    /// CSR offsets, `num_segments() + 1` entries.
+    /// CSR offsets, `num_segments() + 1` entries (none for a descriptor no data can match).
     pub fn offsets(&self) -> Vec<usize> {
+        if self.is_oversized() {
+            return Vec::new();
+        }
         match &self.repr {
             Repr::Regular { seg_len, nseg } => (0..=*nseg).map(|s| s * seg_len).collect(),
             Repr::Offsets(o) => o.clone(),
@@ -192,6 +222,9 @@ impl Segments {
 
     /// The length of every segment.
     pub fn lengths(&self) -> Vec<usize> {
+        if self.is_oversized() {
+            return Vec::new();
+        }
         match &self.repr {
             Repr::Regular { seg_len, nseg } => vec![*seg_len; *nseg],
             Repr::Offsets(o) => o.windows(2).map(|w| w[1] - w[0]).collect(),
@@ -200,6 +233,9 @@ impl Segments {
 
     /// The segment of every element (`len()` entries).
     pub fn segment_ids(&self) -> Vec<u32> {
+        if self.is_oversized() {
+            return Vec::new();
+        }
         let mut ids = vec![0u32; self.len()];
         let groups = groups(self, TASK);
         by_elems(&mut ids, &groups).into_par_iter().zip(&groups).for_each(|(part, g)| {
@@ -213,6 +249,9 @@ impl Segments {
     /// One flag per element, `true` at the first element of every non-empty segment. Empty
     /// segments leave no trace: this view is lossy where the segments have empty ones.
     pub fn head_flags(&self) -> Vec<bool> {
+        if self.is_oversized() {
+            return Vec::new();
+        }
         let mut flags = vec![false; self.len()];
         match &self.repr {
             Repr::Regular { seg_len, .. } => {
@@ -228,6 +267,9 @@ impl Segments {
 
     /// Checks that this descriptor covers `n` elements named `what`.
     pub(crate) fn check_len(&self, what: &'static str, n: usize) -> Result<()> {
+        if self.is_oversized() {
+            return Err(self.oversized_error());
+        }
         if n != self.len() {
             return Err(Error::LengthMismatch { what, got: n, expected: self.len() });
         }
@@ -251,6 +293,12 @@ impl PartialEq for Segments {
     fn eq(&self, other: &Segments) -> bool {
         match (&self.repr, &other.repr) {
             (Repr::Offsets(a), Repr::Offsets(b)) => a == b,
+            (Repr::Regular { seg_len: a, nseg: m }, Repr::Regular { seg_len: b, nseg: n })
+                if self.is_oversized() || other.is_oversized() =>
+            {
+                (a, m) == (b, n)
+            }
+            _ if self.is_oversized() || other.is_oversized() => false,
             _ => {
                 self.num_segments() == other.num_segments()
                     && (0..=self.num_segments()).all(|s| self.start(s) == other.start(s))

@@ -42,6 +42,11 @@
 //! machine through `hetero_sched::tune`. The scans and sorts are prefix-ops' own segmented
 //! scans and sorts ([`crate::scan`], [`crate::sort`]) behind this descriptor.
 //!
+//! **GPU** ([`gpu`]): the same catalogue on a CUDA device at six granularities (a thread, 4 or
+//! 8 lanes, a warp, a block or several blocks per segment) chosen by per-device thresholds
+//! ([`gpu::GpuThresholds`]), a descriptor that stays on the device, and the quicksort with its
+//! rounds on the device.
+//!
 //! **Applications** ([`apps`]): the recursion-free quicksort (CuNesl), Batcher's bitonic sort
 //! in its NESL form, and CSR sparse matrix-vector products as segmented reductions.
 

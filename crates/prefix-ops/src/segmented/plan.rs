@@ -78,8 +78,8 @@ mod tests {
         check(&Segments::from_lengths(&[]).unwrap(), 4);
         check(&Segments::from_lengths(&[0, 0, 0]).unwrap(), 4);
         check(&Segments::from_lengths(&[1, 0, 7, 0, 0, 30, 2, 2, 2, 0]).unwrap(), 4);
-        check(&Segments::regular(3, 11).unwrap(), 5);
-        check(&Segments::regular(0, 5).unwrap(), 5);
-        check(&Segments::regular(100, 1).unwrap(), 7);
+        check(&Segments::regular(3, 11), 5);
+        check(&Segments::regular(0, 5), 5);
+        check(&Segments::regular(100, 1), 7);
     }
 }

@@ -14,13 +14,13 @@ pub(crate) fn shapes(rng: &mut impl Rng) -> Vec<(String, Segments)> {
         ("none".into(), Segments::from_offsets(&[0]).unwrap()),
         ("one empty".into(), Segments::from_lengths(&[0]).unwrap()),
         ("empty only".into(), Segments::from_lengths(&[0, 0, 0]).unwrap()),
-        ("regular len 0".into(), Segments::regular(0, 4).unwrap()),
+        ("regular len 0".into(), Segments::regular(0, 4)),
         ("single 1".into(), Segments::from_lengths(&[1]).unwrap()),
         ("single 97".into(), Segments::from_lengths(&[97]).unwrap()),
-        ("ones".into(), Segments::regular(1, 53).unwrap()),
+        ("ones".into(), Segments::regular(1, 53)),
         ("ones irregular".into(), Segments::from_lengths(&[1; 29]).unwrap()),
-        ("regular 7x13".into(), Segments::regular(7, 13).unwrap()),
-        ("regular 64x5".into(), Segments::regular(64, 5).unwrap()),
+        ("regular 7x13".into(), Segments::regular(7, 13)),
+        ("regular 64x5".into(), Segments::regular(64, 5)),
         ("irregular".into(), Segments::from_lengths(&[0, 3, 0, 0, 1, 17, 2, 0, 131, 5, 0]).unwrap()),
     ];
     for k in 0..3 {
