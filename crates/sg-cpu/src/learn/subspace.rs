@@ -444,7 +444,7 @@ mod tests {
     fn floor_small_is_floor() {
         let mut v = vec![0.0, 0.5, 1.0, 1.5, 2.5, 3.5, 2.0f64.powi(50) + 0.5, 2.0f64.powi(51) - 1.0];
         v.extend((0..1000).map(|j| j as f64 * 0.37 + (j % 3) as f64 / 3.0));
-        v.extend([BELOW_ONE, 64.0 * BELOW_ONE, 1023.999_999_999_999_9]);
+        v.extend([BELOW_ONE, 64.0 * BELOW_ONE, 1_023.999_999_999_999_9]);
         for x in v {
             assert_eq!(floor_small(x), x.floor(), "{x}");
         }
