@@ -94,7 +94,7 @@ fn check_all(grid: &AdaptiveGrid, basis: Basis, x: &Array2<f64>) {
 
 #[test]
 fn operators_equal_the_dense_matrix_on_regular_grids() {
-    for (d, n, m) in [(1, 4, 37), (2, 3, 53), (3, 4, 101), (5, 3, 29)] {
+    for (d, n, m) in [(1, 4, 37), (2, 3, 53), (3, 4, 101), (5, 3, 29), (10, 3, 19)] {
         let grid = AdaptiveGrid::from_spec(&GridSpec::regular(d, n).unwrap()).unwrap();
         for basis in [Basis::Linear, Basis::ModifiedLinear] {
             check_all(&grid, basis, &data(m, d, d as u64));
