@@ -226,7 +226,8 @@ fn radix_model_matches_the_oracle() {
     // A 4 KiB block limit: rows of 256 4-byte keys fit a block, longer ones take the radix path.
     let limit = 4096;
     for order in [Order::Ascending, Order::Descending] {
-        for lens in [vec![5000usize], vec![3, 9000, 0, 257, 1, 4096, 4097, 100], vec![8193, 2048, 2049, 300]] {
+        for lens in [vec![5000usize], vec![3, 9000, 0, 257, 1, 4096, 4097, 100], vec![8193, 2048, 2049, 300]]
+        {
             let mut offsets = vec![0usize];
             for l in &lens {
                 offsets.push(offsets.last().unwrap() + l);
@@ -252,8 +253,10 @@ fn check_radix<K: TestKey, V: SortValue + PartialEq + std::fmt::Debug>(
     let plan = plan_segments(offsets, size_of::<K>(), Some(size_of::<V>()), limit).unwrap();
     assert!(!plan.long.is_empty());
     let (mut wk, mut wv) = (keys.to_vec(), vals.to_vec());
-    let long_offsets: Vec<usize> =
-        std::iter::once(0).chain(plan.long.iter().flat_map(|&(b, l)| [b, b + l])).chain([keys.len()]).collect();
+    let long_offsets: Vec<usize> = std::iter::once(0)
+        .chain(plan.long.iter().flat_map(|&(b, l)| [b, b + l]))
+        .chain([keys.len()])
+        .collect();
     // The oracle sorts the long segments only (the gaps between them are sorted "segments" of
     // the complement, which the oracle would sort too: restore them after).
     reference_pairs(&mut wk, &mut wv, &long_offsets, order);

@@ -146,7 +146,10 @@ pub fn bmcs_row_threads<U: SortBits>(row: &mut [(U, u32)], np: usize, tagged: bo
     let n = row.len();
     assert!(n >= 4 && n.is_power_of_two(), "bmcs_row models rows of 2^k >= 4 keys");
     let nt = n / 4;
-    assert!(np.is_power_of_two() && nt % np == 0 && (np == nt || np % 32 == 0), "bad threads per row {np}");
+    assert!(
+        np.is_power_of_two() && nt.is_multiple_of(np) && (np == nt || np.is_multiple_of(32)),
+        "bad threads per row {np}"
+    );
     let log_n = n.trailing_zeros() as usize;
     let chunks = nt / np;
     let mut regs: Vec<[Item<U>; 4]> = row.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
@@ -236,7 +239,7 @@ const RADIX_THREADS: usize = 256;
 /// test-only model).
 pub fn radix_long<K: super::SortKey, V: Copy>(
     keys: &mut [K],
-    mut values: Option<&mut [V]>,
+    values: Option<&mut [V]>,
     plan: &super::gpu::SegmentPlan,
     descending: bool,
 ) {
@@ -244,7 +247,13 @@ pub fn radix_long<K: super::SortKey, V: Copy>(
     let flip = if descending { K::Bits::MAX } else { K::Bits::ZERO };
     let passes = (K::Bits::BITS / 8) as usize;
     let w = &plan.words;
-    let seg = |j: usize| (w[layout.segs_at + 3 * j] as usize, w[layout.segs_at + 3 * j + 1] as usize, w[layout.segs_at + 3 * j + 2] as usize);
+    let seg = |j: usize| {
+        (
+            w[layout.segs_at + 3 * j] as usize,
+            w[layout.segs_at + 3 * j + 1] as usize,
+            w[layout.segs_at + 3 * j + 2] as usize,
+        )
+    };
     // Histogram kernel: counts per segment, pass and digit.
     let nseg = plan.long.len();
     let digit = |b: u64, p: usize| ((b >> (8 * p)) & 255) as usize;
@@ -281,15 +290,18 @@ pub fn radix_long<K: super::SortKey, V: Copy>(
                 }
             }
             let excl = |v: &[u64]| -> Vec<u64> {
-                v.iter().scan(0u64, |acc, &x| {
-                    let e = *acc;
-                    *acc += x;
-                    Some(e)
-                }).collect()
+                v.iter()
+                    .scan(0u64, |acc, &x| {
+                        let e = *acc;
+                        *acc += x;
+                        Some(e)
+                    })
+                    .collect()
             };
             let tile_excl = excl(&run);
             let seg_excl = excl(&hist[(j * passes + p) * 256..(j * passes + p + 1) * 256]);
-            let before: Vec<u64> = (0..256).map(|d| if tile == first { 0 } else { inclusive[tile - 1][d] }).collect();
+            let before: Vec<u64> =
+                (0..256).map(|d| if tile == first { 0 } else { inclusive[tile - 1][d] }).collect();
             for d in 0..256 {
                 inclusive[tile][d] = before[d] + run[d];
             }
@@ -300,7 +312,8 @@ pub fn radix_long<K: super::SortKey, V: Copy>(
             }
             for (s, &(b, i)) in slots.iter().enumerate() {
                 let d = digit(b, p);
-                let to = (sb as u64 + seg_excl[d] + before[d]).wrapping_sub(tile_excl[d]).wrapping_add(s as u64);
+                let to =
+                    (sb as u64 + seg_excl[d] + before[d]).wrapping_sub(tile_excl[d]).wrapping_add(s as u64);
                 dst_k[to as usize] = src_k[begin + i];
                 if let (Some(dv), Some(sv)) = (dst_v.as_mut(), src_v.as_ref()) {
                     dv[to as usize] = sv[begin + i];
@@ -311,7 +324,7 @@ pub fn radix_long<K: super::SortKey, V: Copy>(
         src_v = dst_v;
     }
     keys.copy_from_slice(&src_k);
-    if let (Some(v), Some(sv)) = (values.as_deref_mut(), src_v) {
+    if let (Some(v), Some(sv)) = (values, src_v) {
         v.copy_from_slice(&sv);
     }
 }
