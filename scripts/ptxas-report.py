@@ -45,17 +45,22 @@ SHARED_UNIT = 128
 SHARED_OPTIN = 227 * 1024
 
 
-def sort_vt8(kernel):
-    """The longest row (8192..32768 keys, eight keys per thread) that fits the opt-in shared memory."""
+def sort_block(kernel):
+    """The longest row (up to 32768 keys) that fits the opt-in shared memory: min(n/4, 1024) threads."""
     per_key = sort_key_bytes(kernel)
-    n = next((n for n in (32768, 16384, 8192) if n * per_key <= SHARED_OPTIN), None)
+    n = next((n for n in (32768, 16384, 8192, 4096) if n * per_key <= SHARED_OPTIN), None)
     if n is None:
-        return None, 0, "sort/gpu.rs plan_block: no vt8 row fits"
-    return n // 32, n * per_key, f"sort/gpu.rs plan_block: one row of {n} keys"
+        return None, 0, "sort/gpu.rs plan_block: no row fits"
+    return min(n // 4, 1024), n * per_key, f"sort/gpu.rs plan_block: one row of {n} keys"
 
 
-def sort_vt1(kernel):
-    return 1024, 4096 * sort_key_bytes(kernel), "sort/gpu.rs plan_block: one row of 4096 keys"
+def sort_radix_pass(kernel):
+    """256 threads, a tile of 4096 (4-byte) or 2048 (8-byte) keys and their values in dynamic shared memory."""
+    parts = [p for p in kernel.split("_") if p in SCALAR_BYTES]
+    kb = SCALAR_BYTES[parts[0]]
+    vb = SCALAR_BYTES[parts[1]] if len(parts) > 1 else 0
+    tile = 4096 if kb == 4 else 2048
+    return 256, tile * (kb + vb), f"sort/gpu.rs radix_long: 256 threads, tile of {tile} keys"
 
 
 def tridiag_block(kernel):
@@ -92,9 +97,9 @@ LAUNCH_DEFAULTS = [
     (r"^axpy_", lambda k: (256, 0, "blas.rs: 256 threads")),
     (r"^scan_scatter_", lambda k: (256, 0, "scan/gpu.rs: THREADS = 256")),
     (r"^scan_", lambda k: (256, 0, "scan/gpu.rs: THREADS = 256 (= HK_SCAN_THREADS)")),
-    (r"^sort_(rows|segs)_vt8_", sort_vt8),
-    (r"^sort_(rows|segs)_vt1_", sort_vt1),
-    (r"^sort_merge_", lambda k: (256, 0, "sort/gpu.rs launch_merge: 256 threads")),
+    (r"^sort_(rows|segs)_", sort_block),
+    (r"^sort_radix_hist_", lambda k: (256, 0, "sort/gpu.rs radix_long: 256 threads")),
+    (r"^sort_radix_pass_", sort_radix_pass),
     (r"^tridiag_(thomas|pivot)_", lambda k: (128, 0, "tridiagonal/gpu.rs: PER_SYSTEM_THREADS = 128")),
     (r"^tridiag_tpr_stage2_thread_", lambda k: (128, 0, "tridiagonal/gpu.rs: PER_SYSTEM_THREADS = 128")),
     (r"^tridiag_", tridiag_block),

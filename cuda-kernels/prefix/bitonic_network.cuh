@@ -14,8 +14,9 @@
 //   h >= 7        shared memory: two steps at a time (radix 4) on the orbit
 //                 {b, b^mB, b^mA, b^mA^mB} of a base index b, one barrier per pair; an odd
 //                 count starts with one radix-2 step.
-// Rows of N <= 128 therefore sort with no barrier at all. A CPU model of exactly this schedule
-// is prefix_ops::sort::emulate, which the tests run through the 0-1 principle.
+// The row lives in shared memory between stages; a thread takes its virtual threads one at a
+// time (bmcs_sort_smem), so it never holds more than four keys. A CPU model of exactly this
+// schedule is prefix_ops::sort::emulate, which the tests run through the 0-1 principle.
 //
 // Key-value rows carry a 32-bit tag (the key's position in its row) and compare (key, tag)
 // lexicographically. That makes the order strict, so the sort is stable, and the padding keys
@@ -153,60 +154,109 @@ HK_DEVICE void bmcs_smem_radix4(U* sk, u32* st, u32 vt, u32 ma, u32 ha, u32 hb, 
     }
 }
 
-// Sorts the row whose keys are k[VT*4] (virtual thread vt = tp + c * np owns k[4c .. 4c+3] at
-// home 4 vt), n = 2^log_n >= 4, with sk/st the row's n-key scratch in shared memory (used when
-// n >= 256). Every thread of the block must call it (barriers inside).
-template <bool TAGGED, int VT, typename U>
-HK_DEVICE void bmcs_sort_row(U* k, u32* t, U* sk, u32* st, u32 tp, u32 np, u32 log_n) {
+// Home loads and stores: virtual thread v's four keys at 4v..4v+3 of the row's scratch, moved as
+// 16-byte vectors. Scalar accesses put lanes 4 apart on one bank (a 4-way conflict for 32-bit
+// keys); a 16-byte access per lane is served a quarter warp at a time, 8 lanes over 128 bytes,
+// conflict-free for 32-bit keys and tags. 64-bit keys need two vectors per lane; lanes 4 apart
+// (same bank group) take them in opposite orders so each quarter warp covers 8 distinct groups.
+struct __align__(16) hk_vec_u32x4 { u32 v[4]; };
+struct __align__(16) hk_vec_u64x2 { u64 v[2]; };
+
+HK_DEVICE void bmcs_home_load(const u32* s, u32 home, u32* k) {
+    hk_vec_u32x4 x = *(const hk_vec_u32x4*)(s + home);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) k[q] = x.v[q];
+}
+
+HK_DEVICE void bmcs_home_store(u32* s, u32 home, const u32* k) {
+    hk_vec_u32x4 x;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) x.v[q] = k[q];
+    *(hk_vec_u32x4*)(s + home) = x;
+}
+
+HK_DEVICE void bmcs_home_load(const u64* s, u32 home, u64* k) {
+    const hk_vec_u64x2* p = (const hk_vec_u64x2*)(s + home);
+    const u32 first = (threadIdx.x >> 2) & 1u;
+    hk_vec_u64x2 a = p[first];
+    hk_vec_u64x2 b = p[first ^ 1u];
+    k[0] = first ? b.v[0] : a.v[0];
+    k[1] = first ? b.v[1] : a.v[1];
+    k[2] = first ? a.v[0] : b.v[0];
+    k[3] = first ? a.v[1] : b.v[1];
+}
+
+HK_DEVICE void bmcs_home_store(u64* s, u32 home, const u64* k) {
+    hk_vec_u64x2* p = (hk_vec_u64x2*)(s + home);
+    const u32 first = (threadIdx.x >> 2) & 1u;
+    hk_vec_u64x2 lo, hi;
+    lo.v[0] = k[0];
+    lo.v[1] = k[1];
+    hi.v[0] = k[2];
+    hi.v[1] = k[3];
+    p[first] = first ? hi : lo;
+    p[first ^ 1u] = first ? lo : hi;
+}
+
+// The steps of stage s whose high bit is at most 6, on one virtual thread's registers: the
+// shuffles from high bit h down to 2 (the first one the stage's flip when `flip`), then the two
+// register half-cleaners.
+template <bool TAGGED, typename U>
+HK_DEVICE void bmcs_warp_steps(U* k, u32* t, u32 v, u32 s, int h, bool flip) {
+    for (; h >= 2; --h) {
+        u32 m = flip ? (1u << (s - 2)) - 1u : (1u << (h - 2));
+        bmcs_shuffle_step<TAGGED>(k, t, v, m, flip);
+        flip = false;
+    }
+    bmcs_registers_last<TAGGED>(k, t);
+}
+
+// Sorts the row held in shared memory, sk (keys) and st (tags, when TAGGED), n = 2^log_n >= 4
+// keys, by the np threads tp = 0..np-1 of the row (np a power of two: n/4 when n <= 128, else a
+// multiple of 32). Virtual thread v = tp + c*np, c < n/(4 np), is taken one at a time, so a
+// thread holds four keys in registers whatever the row length: no spills, one kernel for every
+// length. Steps of high bit <= 6 stay within 128 keys, i.e. within one virtual warp whose lanes
+// are one physical warp's lanes, so a warp runs them on its chunk with no barrier. Every thread
+// of the block must call it with the same log_n (barriers inside). Ends with a barrier.
+template <bool TAGGED, typename U>
+HK_DEVICE void bmcs_sort_smem(U* sk, u32* st, u32 tp, u32 np, u32 log_n) {
     const u32 nt = (1u << log_n) >> 2;
-#pragma unroll
-    for (int c = 0; c < VT; ++c) bmcs_registers_first<TAGGED>(k + 4 * c, t + 4 * c);
-    for (u32 s = 3; s <= log_n; ++s) {
-        int h = (int)s - 1;  // high bit of the next step, starting with the flip
+    const u32 first_smem = log_n < 7 ? log_n : 7;  // last stage that needs no shared step
+    U k[4];
+    u32 t[4];
+    for (u32 v = tp; v < nt; v += np) {
+        bmcs_home_load(sk, 4u * v, k);
+        if (TAGGED) bmcs_home_load(st, 4u * v, t);
+        bmcs_registers_first<TAGGED>(k, t);
+        for (u32 s = 3; s <= first_smem; ++s) bmcs_warp_steps<TAGGED>(k, t, v, s, (int)s - 1, true);
+        bmcs_home_store(sk, 4u * v, k);
+        if (TAGGED) bmcs_home_store(st, 4u * v, t);
+    }
+    __syncthreads();
+    for (u32 s = 8; s <= log_n; ++s) {
+        int h = (int)s - 1;
         bool flip = true;
-        if (h >= 7) {
-#pragma unroll
-            for (int c = 0; c < VT; ++c) {
-                u32 home = 4u * (tp + c * np);
-#pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    sk[home + q] = k[4 * c + q];
-                    if (TAGGED) st[home + q] = t[4 * c + q];
-                }
-            }
+        if (((h - 6) & 1) != 0) {  // odd number of shared steps: the flip alone, radix 2
+            for (u32 v = tp; v < nt; v += np)
+                bmcs_smem_radix2<TAGGED>(sk, st, v, nt, (1u << s) - 1u, (u32)h);
             __syncthreads();
-            if (((h - 6) & 1) != 0) {  // odd number of shared steps: the flip alone, radix 2
-                for (int c = 0; c < VT; ++c)
-                    bmcs_smem_radix2<TAGGED>(sk, st, tp + c * np, nt, (1u << s) - 1u, (u32)h);
-                __syncthreads();
-                h -= 1;
-                flip = false;
-            }
-            for (; h > 6; h -= 2) {
-                u32 ma = flip ? (1u << s) - 1u : (1u << h);
-                for (int c = 0; c < VT; ++c)
-                    bmcs_smem_radix4<TAGGED>(sk, st, tp + c * np, ma, (u32)h, (u32)(h - 1), flip);
-                __syncthreads();
-                flip = false;
-            }
-#pragma unroll
-            for (int c = 0; c < VT; ++c) {
-                u32 home = 4u * (tp + c * np);
-#pragma unroll
-                for (int q = 0; q < 4; ++q) {
-                    k[4 * c + q] = sk[home + q];
-                    if (TAGGED) t[4 * c + q] = st[home + q];
-                }
-            }
-        }
-        for (; h >= 2; --h) {
-            u32 m = flip ? (1u << (s - 2)) - 1u : (1u << (h - 2));
-#pragma unroll
-            for (int c = 0; c < VT; ++c)
-                bmcs_shuffle_step<TAGGED>(k + 4 * c, t + 4 * c, tp + c * np, m, flip);
+            h -= 1;
             flip = false;
         }
-#pragma unroll
-        for (int c = 0; c < VT; ++c) bmcs_registers_last<TAGGED>(k + 4 * c, t + 4 * c);
+        for (; h > 6; h -= 2) {
+            u32 ma = flip ? (1u << s) - 1u : (1u << h);
+            for (u32 v = tp; v < nt; v += np)
+                bmcs_smem_radix4<TAGGED>(sk, st, v, ma, (u32)h, (u32)(h - 1), flip);
+            __syncthreads();
+            flip = false;
+        }
+        for (u32 v = tp; v < nt; v += np) {
+            bmcs_home_load(sk, 4u * v, k);
+            if (TAGGED) bmcs_home_load(st, 4u * v, t);
+            bmcs_warp_steps<TAGGED>(k, t, v, s, h, false);
+            bmcs_home_store(sk, 4u * v, k);
+            if (TAGGED) bmcs_home_store(st, 4u * v, t);
+        }
+        __syncthreads();
     }
 }

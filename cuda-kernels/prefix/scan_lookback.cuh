@@ -103,6 +103,74 @@ HK_DEVICE typename Op::value_type lookback(u64 k, typename Op::value_type aggreg
     }
 }
 
+// 4-byte values: status and value packed in one 8-byte word, (status << 32) | bits, published
+// with one store and read with one load (no fence between a value and its flag, one poll
+// instead of a poll and a second load). words[k] for tile k, zeroed before the launch.
+template <typename T> union PackBits {
+    T t;
+    u32 u;
+};
+
+template <typename T> HK_DEVICE void publish_packed(u64* words, u64 k, T v, u32 status) {
+    PackBits<T> b;
+    b.u = 0;
+    b.t = v;
+    ((volatile u64*)words)[k] = ((u64)status << 32) | b.u;
+}
+
+// lookback() for 4-byte values over packed words: the same left fold, the same windows.
+template <int MAXW, typename Op>
+HK_DEVICE typename Op::value_type lookback_packed(u64 k, typename Op::value_type aggregate, u64* words,
+                                                  typename Op::value_type* buf, const Op& op) {
+    typedef typename Op::value_type T;
+    typedef Elem<Op> E;
+    const int lane = lane_id();
+    const bool self_terminal = k == 0 || E::has_head(aggregate);
+    if (lane == 0) publish_packed(words, k, aggregate, self_terminal ? TILE_INCLUSIVE : TILE_AGGREGATE);
+    if (k == 0) return op.identity();
+    long long end = (long long)k;
+    int w = 0;
+    while (true) {
+        const long long j = end - 32 + lane;
+        u32 st = TILE_INVALID;
+        T v = op.identity();
+        if (j >= 0) {
+            int backoff = 8;
+            u64 word;
+            while (((word = ((volatile u64*)words)[j]) >> 32) == TILE_INVALID) {
+                __nanosleep(backoff);
+                backoff = backoff < 256 ? 2 * backoff : backoff;
+            }
+            st = (u32)(word >> 32);
+            PackBits<T> b;
+            b.u = (u32)word;
+            v = b.t;
+        }
+        const bool terminal = j >= 0 && (st == TILE_INCLUSIVE || E::has_head(v));
+        const unsigned mask = __ballot_sync(HK_FULL_MASK, terminal);
+        buf[w * 32 + lane] = v;
+        __syncwarp();
+        if (mask) {
+            T acc = op.identity();
+            if (lane == 0) {
+                const int last = 31 - __clz(mask);
+                acc = buf[w * 32 + last];
+                for (int i = last + 1; i < 32; ++i) acc = op(acc, buf[w * 32 + i]);
+                for (int ww = w - 1; ww >= 0; --ww)
+                    for (int i = 0; i < 32; ++i) acc = op(acc, buf[ww * 32 + i]);
+                if (!self_terminal) publish_packed(words, k, op(acc, aggregate), TILE_INCLUSIVE);
+            }
+            __syncwarp();
+            return acc;
+        }
+        __syncwarp();
+        if (w < MAXW - 1) {
+            ++w;
+            end -= 32;
+        }
+    }
+}
+
 HK_DEVICE u64 lower_bound(const u64* a, u64 len, u64 x) {
     u64 lo = 0, hi = len;
     while (lo < hi) {
@@ -115,8 +183,10 @@ HK_DEVICE u64 lower_bound(const u64* a, u64 len, u64 x) {
 
 enum HeadMode { HEADS_NONE = 0, HEADS_ROWS = 1, HEADS_OFFSETS = 2 };
 
-// status: [0] the tile counter, [1 + k] the status of tile k (all zero before the launch).
-// values: aggregates of all tiles, then inclusive prefixes of all tiles (uninitialised).
+// status: [0] the tile counter, then (all zero before the launch) for 4-byte values from
+// status + 2 the packed word of each tile (lookback_packed), else [1 + k] the status of tile k.
+// values (not used for 4-byte values): aggregates of all tiles, then inclusive prefixes of all
+// tiles (uninitialised).
 template <typename V, typename BaseOp, int THREADS, int P, int NET, int HEADS>
 __device__ void scan_lookback_tile(const V* in, V* out, u64 n, u64 row_len, const u64* offsets, u64 n_offsets,
                                    u32* status, void* values, int exclusive) {
@@ -186,7 +256,8 @@ __device__ void scan_lookback_tile(const V* in, V* out, u64 n, u64 row_len, cons
     T aggregate;
     const T prefix = BS::exclusive_prefix(total, op, bs, aggregate);
     if (warp == 0) {
-        T tp = lookback<MAXW>(k, aggregate, flags, aggs, incls, lb_buf, op);
+        T tp = sizeof(T) == 4 ? lookback_packed<MAXW>(k, aggregate, (u64*)(status + 2), lb_buf, op)
+                              : lookback<MAXW>(k, aggregate, flags, aggs, incls, lb_buf, op);
         if (lane_id() == 0) tile_prefix = tp;
     }
     __syncthreads();

@@ -80,13 +80,13 @@ fn gpu_rows_of_awkward_lengths_up_to_the_block_limit() {
 }
 
 #[test]
-fn gpu_rows_longer_than_a_block_take_the_merge_path() {
-    let Some(dev) = hetkit_testkit::gpu_or_skip("gpu_rows_longer_than_a_block_take_the_merge_path") else {
+fn gpu_rows_longer_than_a_block_take_the_radix_path() {
+    let Some(dev) = hetkit_testkit::gpu_or_skip("gpu_rows_longer_than_a_block_take_the_radix_path") else {
         return;
     };
-    let mut rng = hetkit_testkit::rng("gpu_rows_longer_than_a_block_take_the_merge_path");
-    // Every key type and both value types through the merge kernels (40_001 > 32_768, the
-    // longest block row of any type).
+    let mut rng = hetkit_testkit::rng("gpu_rows_longer_than_a_block_take_the_radix_path");
+    // Every key type and both value types through the radix kernels (40_001 > 32_768, the
+    // longest block row of any type; several tiles, a partial last one).
     all_types(&dev, &mut rng, 40_001, 2);
     gpu_rows::<f64>(&dev, &mut rng, 70_000, 1);
 }
@@ -116,6 +116,40 @@ fn gpu_segments_short_long_and_empty() {
             assert_eq!(dev.download(&vb).unwrap(), wv, "gpu segments_by_key values n={n} {order:?}");
         }
     }
+}
+
+/// One call of a segmented sort: one upload of its plan, one launch per size class of short
+/// segments, and every long segment in one radix sequence (zeroing, histogram, a launch per
+/// digit), counted by the sort's launch counter and equal to the plan's byte model.
+#[test]
+fn gpu_segments_launch_counts() {
+    let Some(dev) = hetkit_testkit::gpu_or_skip("gpu_segments_launch_counts") else { return };
+    let mut rng = hetkit_testkit::rng("gpu_segments_launch_counts");
+    // Ten size classes (2..=1024 keys pad to 4..=1024) and three long segments.
+    let lens = [2usize, 7, 9, 20, 33, 100, 200, 300, 600, 1000, 40_000, 5, 50_000, 33_000];
+    let mut offsets = vec![0usize];
+    for l in lens {
+        offsets.push(offsets.last().unwrap() + l);
+    }
+    let n = *offsets.last().unwrap();
+    let input: Vec<u32> = make(&mut rng, n, Shape::FewDistinct);
+    let vals: Vec<u64> = (0..n as u64).collect();
+    let (mut wk, mut wv) = (input.clone(), vals.clone());
+    reference_pairs(&mut wk, &mut wv, &offsets, Order::Descending);
+    let mut kb = dev.upload(&input).unwrap();
+    let mut vb = dev.upload(&vals).unwrap();
+    let before = gpu::launch_counts();
+    gpu::segments_by_key(&dev, &mut kb, &mut vb, &offsets, Order::Descending).unwrap();
+    let after = gpu::launch_counts();
+    assert_eq!(dev.download(&kb).unwrap(), wk);
+    assert_eq!(dev.download(&vb).unwrap(), wv);
+    let limit = dev.props().shared_per_block_optin.max(dev.props().shared_per_block);
+    let plan = gpu::plan_segments(&offsets, 4, Some(8), limit).unwrap();
+    let model = plan.bytes(4, Some(8));
+    assert_eq!(plan.long.len(), 3);
+    assert_eq!(after.launches - before.launches, model.launches);
+    assert_eq!(after.uploads - before.uploads, 1);
+    assert_eq!(model.launches, plan.classes.len() as u64 + 2 + 4);
 }
 
 #[test]

@@ -4,8 +4,8 @@
 mod sort_common;
 
 use cuda_kernels::DeviceProps;
-use prefix_ops::sort::gpu::{BlockPlan, max_block_len, plan_block};
-use prefix_ops::sort::{Order, emulate, network};
+use prefix_ops::sort::gpu::{BlockPlan, max_block_len, plan_block, plan_segments};
+use prefix_ops::sort::{Order, SortValue, emulate, network};
 use rand::Rng;
 use sort_common::*;
 
@@ -72,6 +72,38 @@ fn gpu_schedule_sorts_random_binary_rows_with_shared_rounds() {
     }
 }
 
+/// Rows sorted by fewer threads than groups of four keys (each thread takes its groups in turn,
+/// as the kernel does for a tuned block or rows above 4096 keys): every legal threads-per-row
+/// from 32 up, tagged and not, random keys with many ties, against std's stable sort.
+#[test]
+fn gpu_schedule_with_fewer_threads_than_groups() {
+    let mut rng = hetkit_testkit::rng("gpu_schedule_with_fewer_threads_than_groups");
+    for log_n in 7..=13u32 {
+        let n = 1usize << log_n;
+        let mut np = 32;
+        while np <= n / 4 {
+            for tagged in [false, true] {
+                let row: Vec<(u32, u32)> = (0..n).map(|i| (rng.random_range(0..50u32), i as u32)).collect();
+                let mut want = row.clone();
+                if tagged {
+                    want.sort();
+                } else {
+                    want.sort_by_key(|p| p.0);
+                }
+                let mut got = row;
+                emulate::bmcs_row_threads(&mut got, np, tagged);
+                if tagged {
+                    assert_eq!(got, want, "2^{log_n} keys, {np} threads, tagged");
+                } else {
+                    let keys = |r: &[(u32, u32)]| r.iter().map(|p| p.0).collect::<Vec<_>>();
+                    assert_eq!(keys(&got), keys(&want), "2^{log_n} keys, {np} threads");
+                }
+            }
+            np *= 2;
+        }
+    }
+}
+
 /// The whole per-row procedure of the kernel (padding, descending flip, tags, value gather)
 /// against the oracle, for every length 1..=64 and larger awkward ones.
 #[test]
@@ -115,11 +147,11 @@ fn gpu_kernel_row_model_on_64_bit_keys_at_the_largest_rows() {
 }
 
 /// What `sort_bmcs.cu` assumes of every block it is launched with: whole warps (the shuffles
-/// use the full mask), at most 1024 threads (`__launch_bounds__(1024)`), `n / (4 VT)` threads per
-/// row, a power of two, and at least 32 per row when VT = 8 (virtual thread `tp + c np` swaps
-/// with `(tp ^ m) + c np` only if every shuffle mask m < 32 stays below np), and exactly the
-/// shared memory the kernel indexes: `rows_per_block * n` keys, plus as many u32 tags and values
-/// for pairs, needed from 256 keys (shared-memory steps) or for pairs (the value gather).
+/// use the full mask), at most 1024 threads (`__launch_bounds__(1024)`), `min(n / 4, 1024)`
+/// threads per row, a power of two (a thread whose virtual threads are `tp + c np` swaps with
+/// `(tp ^ m) + c np` only if every shuffle mask m < 32 stays below np, so np >= 32 whenever a row
+/// has more than one group per thread), and exactly the shared memory the kernel indexes:
+/// `rows_per_block * n` keys, plus as many u32 tags and values for pairs.
 #[test]
 fn block_plans_fit_the_kernel() {
     for limit in [48 * 1024, 100 * 1024, 227 * 1024] {
@@ -150,16 +182,14 @@ fn check_plan(p: &BlockPlan, row_len: usize, key_bytes: usize, value_bytes: Opti
     let what = format!("{row_len} keys of {key_bytes} B, values {value_bytes:?}, limit {limit}: {p:?}");
     assert_eq!(1u32 << p.log_n, n, "{what}");
     assert!(p.log_n <= 15, "{what}");
-    assert_eq!(p.vt, if p.log_n > 12 { 8 } else { 1 }, "{what}");
-    let per_row = n / 4 / p.vt;
+    let per_row = (n / 4).min(1024);
+    assert_eq!(p.threads_per_row, per_row, "{what}");
     assert!(per_row.is_power_of_two(), "{what}");
     assert_eq!(p.threads, p.rows_per_block * per_row, "{what}");
     assert!(p.threads <= 1024 && p.threads.is_multiple_of(32), "{what}");
-    assert!(p.vt == 1 || per_row >= 32, "{what}");
+    assert!(per_row == n / 4 || per_row >= 32, "{what}");
     let per_key = key_bytes + value_bytes.map_or(0, |v| 4 + v);
-    let needs_shared = p.log_n >= 8 || value_bytes.is_some();
-    let want = if needs_shared { p.rows_per_block as usize * n as usize * per_key } else { 0 };
-    assert_eq!(p.shared_bytes, want, "{what}");
+    assert_eq!(p.shared_bytes, p.rows_per_block as usize * n as usize * per_key, "{what}");
     assert!(p.shared_bytes <= limit, "{what}");
 }
 
@@ -185,32 +215,97 @@ fn longest_block_rows_on_an_h100() {
     assert_eq!(max_block_len(&h100, 8, Some(8)), 1 << 13);
 }
 
-/// The merge-path merge exactly as `sort_merge` runs it (chunks of 8 outputs, diagonal search,
-/// ties from the left run) on top of block-sorted runs, against the stable oracle: runs of 4 to
-/// 64 keys, lengths around chunk and run boundaries (a partial last run, a last pair with no
-/// right run), many equal keys (stability through the merges), both orders.
+/// The radix kernels' arithmetic (tiles from the plan's words, stable ranks, look-back prefix,
+/// destination of each slot) through `emulate::radix_long`, against the stable oracle: long
+/// segments of one to several tiles with partial last tiles, between short segments that must
+/// come back untouched, many equal keys (stability through eight passes), both orders, 32- and
+/// 64-bit keys with values.
 #[test]
-fn merge_path_model_matches_the_oracle() {
-    let mut rng = hetkit_testkit::rng("merge_path_model_matches_the_oracle");
-    let lens = [0usize, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 127, 129, 1000, 1031, 4099];
-    for run in [4usize, 8, 16, 64] {
-        for &n in &lens {
-            for shape in [Shape::Random, Shape::FewDistinct, Shape::AllEqual, Shape::Reversed, Shape::Edges] {
-                for order in [Order::Ascending, Order::Descending] {
-                    let input: Vec<f64> = make(&mut rng, n, shape);
-                    let vals: Vec<u32> = (0..n as u32).collect();
-                    let (mut wk, mut wv) = (input.clone(), vals.clone());
-                    reference_pairs(&mut wk, &mut wv, &[0, n], order);
-                    let (mut gk, mut gv) = (input.clone(), vals);
-                    emulate::merge_sort(&mut gk, Some(&mut gv), run, order.is_descending());
-                    let what = format!("merge model run {run} n {n} {shape:?} {order:?}");
-                    assert_same_keys(&gk, &wk, &what);
-                    assert_eq!(gv, wv, "{what}: values (stability)");
-                    let mut k = input;
-                    emulate::merge_sort::<f64, u32>(&mut k, None, run, order.is_descending());
-                    assert_same_keys(&k, &wk, &what);
-                }
+fn radix_model_matches_the_oracle() {
+    let mut rng = hetkit_testkit::rng("radix_model_matches_the_oracle");
+    // A 4 KiB block limit: rows of 256 4-byte keys fit a block, longer ones take the radix path.
+    let limit = 4096;
+    for order in [Order::Ascending, Order::Descending] {
+        for lens in [vec![5000usize], vec![3, 9000, 0, 257, 1, 4096, 4097, 100], vec![8193, 2048, 2049, 300]]
+        {
+            let mut offsets = vec![0usize];
+            for l in &lens {
+                offsets.push(offsets.last().unwrap() + l);
             }
+            let n = *offsets.last().unwrap();
+            let keys: Vec<f32> = make(&mut rng, n, Shape::FewDistinct);
+            let vals: Vec<u32> = (0..n as u32).collect();
+            check_radix(&keys, &vals, &offsets, limit, order);
+            let keys: Vec<i64> = make(&mut rng, n, Shape::Edges);
+            let vals: Vec<u64> = (0..n as u64).collect();
+            check_radix(&keys, &vals, &offsets, limit, order);
         }
     }
+}
+
+fn check_radix<K: TestKey, V: SortValue + PartialEq + std::fmt::Debug>(
+    keys: &[K],
+    vals: &[V],
+    offsets: &[usize],
+    limit: usize,
+    order: Order,
+) {
+    let plan = plan_segments(offsets, size_of::<K>(), Some(size_of::<V>()), limit).unwrap();
+    assert!(!plan.long.is_empty());
+    let (mut wk, mut wv) = (keys.to_vec(), vals.to_vec());
+    let long_offsets: Vec<usize> = std::iter::once(0)
+        .chain(plan.long.iter().flat_map(|&(b, l)| [b, b + l]))
+        .chain([keys.len()])
+        .collect();
+    // The oracle sorts the long segments only (the gaps between them are sorted "segments" of
+    // the complement, which the oracle would sort too: restore them after).
+    reference_pairs(&mut wk, &mut wv, &long_offsets, order);
+    let mut gaps_k = keys.to_vec();
+    let mut gaps_v = vals.to_vec();
+    for &(b, l) in &plan.long {
+        gaps_k[b..b + l].copy_from_slice(&wk[b..b + l]);
+        gaps_v[b..b + l].copy_from_slice(&wv[b..b + l]);
+    }
+    let (mut gk, mut gv) = (keys.to_vec(), vals.to_vec());
+    emulate::radix_long(&mut gk, Some(&mut gv), &plan, order.is_descending());
+    assert_same_keys(&gk, &gaps_k, &format!("radix model keys {order:?}"));
+    assert_eq!(gv, gaps_v, "radix model values (stability) {order:?}");
+    let mut ko = keys.to_vec();
+    emulate::radix_long::<K, V>(&mut ko, None, &plan, order.is_descending());
+    assert_same_keys(&ko, &gaps_k, "radix model keys only");
+}
+
+/// The segmented sort's launch plan: one upload, one launch per size class, every long segment
+/// in one radix sequence (zeroing, histogram, one launch per digit), and the byte model's
+/// passes per 2^28 keys: about 9 for 4-byte keys against the 31 of the merge path it replaced.
+#[test]
+fn segment_plans_count_launches_and_bytes() {
+    let h100 = 227 * 1024;
+    // 10k medium segments (1000 keys) and 3 long ones: 1 class launch + 2 + 4 radix launches.
+    let mut offsets = vec![0usize];
+    for i in 0..10_003 {
+        let len = if i % 5000 == 1 { 100_000 } else { 1000 };
+        offsets.push(offsets.last().unwrap() + len);
+    }
+    let p = plan_segments(&offsets, 4, None, h100).unwrap();
+    assert_eq!(p.classes.len(), 1);
+    assert_eq!(p.long.len(), 3);
+    let m = p.bytes(4, None);
+    assert_eq!((m.launches, m.uploads), (1 + 2 + 4, 1));
+    // Whole arrays of 2^28 keys: passes over the data = moved / (n * key bytes).
+    let n = 1usize << 28;
+    for (kb, vb, most) in [(4usize, None, 10.5), (8, None, 19.5), (4, Some(4usize), 10.0)] {
+        let p = plan_segments(&[0, n], kb, vb, h100).unwrap();
+        let m = p.bytes(kb, vb);
+        let passes = m.moved as f64 / (n * (kb + vb.unwrap_or(0))) as f64;
+        assert!(passes < most, "{kb}-byte keys, values {vb:?}: {passes:.2} passes");
+        assert!(passes > 2.0 * kb as f64, "{kb}-byte keys: {passes:.2} passes below 2 per digit");
+        assert_eq!(m.floor, 2 * (n * (kb + vb.unwrap_or(0))) as u64);
+        assert_eq!(m.launches, 2 + kb as u64);
+    }
+    // Short segments move exactly their floor (padding lives in shared memory only).
+    let p = plan_segments(&[0, 3, 100, 1000, 1001], 8, Some(8), h100).unwrap();
+    let m = p.bytes(8, Some(8));
+    assert_eq!(m.moved, m.floor);
+    assert_eq!(m.launches, 3);
 }

@@ -58,24 +58,33 @@ fn tile_value_bytes(elem_bytes: usize, heads: bool) -> usize {
 }
 
 /// Scratch sizes of one look-back launch over `n` elements in tiles of `tile` elements, as the
-/// kernel indexes it: `(tiles, status words, value bytes)`. Status: the tile counter, then one
-/// flag per tile. Values: the aggregates of all tiles, then their inclusive prefixes.
+/// kernel indexes it: `(tiles, status words, value bytes)`. Status: the tile counter, then for
+/// 4-byte values without heads (status and value packed in one 8-byte word per tile, from word
+/// 2) two words per tile, else one flag per tile. Values (none when packed): the aggregates of
+/// all tiles, then their inclusive prefixes.
 fn lookback_scratch(n: usize, tile: usize, elem_bytes: usize, heads: bool) -> (usize, usize, usize) {
     let tiles = n.div_ceil(tile);
+    if elem_bytes == 4 && !heads {
+        return (tiles, 2 + 2 * tiles, 0);
+    }
     (tiles, 1 + tiles, 2 * tiles * tile_value_bytes(elem_bytes, heads))
 }
 
-/// Tile status and value scratch for one look-back launch (zeroed on the launch's stream).
+/// Tile status and value scratch for one look-back launch: the status words zeroed on the
+/// launch's stream (a tile waits on them), the values left uninitialised (a tile publishes its
+/// value before its status, and nothing reads a value whose status is unset).
 struct Scratch {
     status: DeviceBuffer<u32>,
     values: DeviceBuffer<u64>,
 }
 
 fn scratch(gpu: &Gpu, status_words: usize, value_bytes: usize) -> Result<Scratch> {
-    Ok(Scratch {
-        status: gpu.zeros::<u32>(status_words)?,
-        values: gpu.zeros::<u64>(value_bytes.div_ceil(8).max(1))?,
-    })
+    let words = value_bytes.div_ceil(8).max(1);
+    // SAFETY: the kernel reads a tile's value only after reading the status the tile set after
+    // writing it (see `publish` in scan_lookback.cuh).
+    let values = unsafe { gpu.stream().alloc::<u64>(words) }
+        .map_err(|e| cuda_kernels::Error::from_alloc(e, words * 8))?;
+    Ok(Scratch { status: gpu.zeros::<u32>(status_words)?, values })
 }
 
 /// Module and entry-point name of `kernel` for the operator/type (`scan_*.cu` instantiations).
@@ -475,8 +484,11 @@ pub fn select_device<T: GpuScalar>(
     if n > u32::MAX as usize {
         return Err(Error::Invalid(format!("select: {n} elements, at most 2^32 - 1")));
     }
-    let mut pos = gpu.zeros::<u32>(n)?;
-    scan_into_device(gpu, flags, &mut pos, Layout::Array, Add, true, &ScanOptions::default())?;
+    // The inclusive scan writes every position: no zeroing.
+    // SAFETY: `pos` is written in full by the scan before the scatter reads it.
+    let mut pos = unsafe { gpu.stream().alloc::<u32>(n) }
+        .map_err(|e| cuda_kernels::Error::from_alloc(e, n * size_of::<u32>()))?;
+    scan_into_device(gpu, flags, &mut pos, Layout::Array, Add, false, &ScanOptions::default())?;
     let func = gpu.function("prefix/scan_compact", &format!("scan_scatter_{}", T::SUFFIX))?;
     let cfg = LaunchConfig {
         grid_dim: (gpu.grid_for(n, THREADS), 1, 1),
@@ -484,15 +496,14 @@ pub fn select_device<T: GpuScalar>(
         shared_mem_bytes: 0,
     };
     let (n64, part) = (n as u64, partition as i32);
-    // SAFETY: scan_scatter_T(x, flags, pos, n, out, partition) with x, flags, pos, out of n.
+    // SAFETY: scan_scatter_T(x, pos, n, out, partition) with x, pos, out of n.
     unsafe {
         gpu.launch(&func, cfg, |a| {
-            a.arg(src).arg(flags).arg(&pos).arg(&n64).arg(dst).arg(&part);
+            a.arg(src).arg(&pos).arg(&n64).arg(dst).arg(&part);
         })?;
     }
-    let last_pos = gpu.stream().clone_dtoh(&pos.slice(n - 1..)).map_err(cuda_kernels::Error::from)?;
-    let last_flag = gpu.stream().clone_dtoh(&flags.slice(n - 1..)).map_err(cuda_kernels::Error::from)?;
-    let kept = last_pos[0] as usize + (last_flag[0] != 0) as usize;
+    // The one blocking read: the inclusive scan's last word is the number kept.
+    let kept = gpu.stream().clone_dtoh(&pos.slice(n - 1..)).map_err(cuda_kernels::Error::from)?[0] as usize;
     // Flags above 1 are counted by the scan; the kernel kept its writes in range.
     if kept > n {
         return Err(Error::Invalid(format!(
@@ -674,8 +685,8 @@ mod tests {
     #[test]
     fn lookback_scratch_covers_every_tile() {
         // Tiles of 256 x 16 = 4096 (4-byte) and 256 x 8 = 2048 (8-byte) elements.
-        assert_eq!(lookback_scratch(1, 4096, 4, false), (1, 2, 8));
-        assert_eq!(lookback_scratch(4096, 4096, 4, false), (1, 2, 8));
+        assert_eq!(lookback_scratch(1, 4096, 4, false), (1, 4, 0));
+        assert_eq!(lookback_scratch(4096, 4096, 4, false), (1, 4, 0));
         assert_eq!(lookback_scratch(4097, 4096, 4, true), (2, 3, 2 * 2 * 8));
         assert_eq!(lookback_scratch(2049, 2048, 8, false), (2, 3, 2 * 2 * 8));
         // The (value, head) pairs of 8-byte types are 16 bytes: a forced LookbackRows on one
@@ -683,7 +694,7 @@ mod tests {
         assert_eq!(lookback_scratch(2049, 2048, 8, true), (2, 3, 2 * 2 * 16));
         assert_eq!(lookback_scratch(0, 2048, 8, true), (0, 1, 0));
         // A tuned tile of 128 x 4.
-        assert_eq!(lookback_scratch(1025, 512, 4, false), (3, 4, 2 * 3 * 4));
+        assert_eq!(lookback_scratch(1025, 512, 4, false), (3, 8, 0));
     }
 
     /// Byte widths of the parameters of `.entry name(` in `ptx`, or None if there is no entry.
@@ -736,9 +747,9 @@ mod tests {
         let ptx = module_ptx("prefix/scan_segmented").unwrap();
         assert_eq!(ptx_params(ptx, &name).as_deref(), Some(&LOOKBACK_ARGS[..]), "{name}");
         let name = format!("scan_scatter_{}", T::SUFFIX);
-        // (x, flags, pos, n, out, partition) as select_device pushes them.
+        // (x, pos, n, out, partition) as select_device pushes them.
         let ptx = module_ptx("prefix/scan_compact").unwrap();
-        assert_eq!(ptx_params(ptx, &name).as_deref(), Some(&[8, 8, 8, 8, 8, 4][..]), "{name}");
+        assert_eq!(ptx_params(ptx, &name).as_deref(), Some(&[8, 8, 8, 8, 4][..]), "{name}");
     }
 
     macro_rules! entries_for {

@@ -1,12 +1,10 @@
-//! A CPU model of the GPU kernel's compare-exchange schedule (`bmcs_sort_row` in
+//! A CPU model of the GPU kernel's compare-exchange schedule (`bmcs_sort_smem` in
 //! `cuda-kernels/prefix/bitonic_network.cuh`), step for step: four consecutive keys per
-//! virtual thread, stages 1-2 and the last two steps of each stage in registers, steps with
-//! high bit 2..6 as warp shuffles (thread `t` exchanges with `t ^ m`, slots reversed for a flip),
+//! virtual thread, a row's threads taking their virtual threads chunk by chunk, stages 1-2 and
+//! the last two steps of each stage in registers, steps with high bit 2..6 as warp shuffles
+//! (lane `t` exchanges with lane `t ^ m` of the same chunk, slots reversed for a flip),
 //! steps with high bit >= 7 in shared memory, fused two at a time (radix 4) on the orbit of a
 //! base index, an odd count starting with one radix-2 step.
-//!
-//! [`merge_pass`] and [`merge_sort`] model the merge-path kernel `sort_merge` and the whole-array
-//! sort built on it (block-sorted runs, then merges doubling the run width).
 //!
 //! It exists so the tests can check the GPU schedule without a GPU: the 0-1 principle over all
 //! 2^16 binary inputs, and random rows up to 2^15 keys. Any change to the kernel's schedule
@@ -41,20 +39,53 @@ fn registers_last<U: SortBits>(r: &mut [Item<U>], tagged: bool) {
     }
 }
 
-/// `bmcs_shuffle_step` for every virtual thread at once (a warp's lanes all read before any
-/// writes, as `__shfl_xor_sync` does).
-fn shuffle_step<U: SortBits>(regs: &mut [[Item<U>; 4]], m: usize, flip: bool, tagged: bool) {
+/// `bmcs_shuffle_step` for the virtual threads `tp + c * np` (`tp = 0..np`) of one chunk `c`
+/// at once (a warp's lanes all read before any writes, as `__shfl_xor_sync` does). The partner
+/// is the physical lane `tp ^ m`'s virtual thread of the same chunk, exactly what the kernel's
+/// shuffle reaches, so a schedule whose partner is not `v ^ m` would fail the tests.
+fn shuffle_step<U: SortBits>(
+    regs: &mut [[Item<U>; 4]],
+    chunk: usize,
+    np: usize,
+    m: usize,
+    flip: bool,
+    tagged: bool,
+) {
     let high = 1usize << (usize::BITS - 1 - m.leading_zeros());
-    let old = regs.to_vec();
-    for (vt, r) in regs.iter_mut().enumerate() {
-        let lower = vt & high == 0;
+    let old: Vec<[Item<U>; 4]> = regs[chunk * np..(chunk + 1) * np].to_vec();
+    for tp in 0..np {
+        let v = tp + chunk * np;
+        let lower = v & high == 0;
+        let r = &mut regs[v];
         for q in 0..4 {
-            let other = old[vt ^ m][if flip { 3 - q } else { q }];
+            let other = old[tp ^ m][if flip { 3 - q } else { q }];
             let take = lower == gt(r[q], other, tagged);
             if take {
                 r[q] = other;
             }
         }
+    }
+}
+
+/// The steps of stage `s` with high bit `h` down to 2 as shuffles (the first the stage's flip
+/// when `flip`), then the two register half-cleaners: `bmcs_warp_steps` on one chunk.
+fn warp_steps<U: SortBits>(
+    regs: &mut [[Item<U>; 4]],
+    chunk: usize,
+    np: usize,
+    s: usize,
+    mut h: isize,
+    mut flip: bool,
+    tagged: bool,
+) {
+    while h >= 2 {
+        let m = if flip { (1 << (s - 2)) - 1 } else { 1 << (h - 2) };
+        shuffle_step(regs, chunk, np, m, flip, tagged);
+        flip = false;
+        h -= 1;
+    }
+    for r in &mut regs[chunk * np..(chunk + 1) * np] {
+        registers_last(r, tagged);
     }
 }
 
@@ -93,50 +124,66 @@ fn smem_radix4<U: SortBits>(sm: &mut [Item<U>], nt: usize, ma: usize, ha: usize,
 }
 
 /// Sorts `row` (length a power of two, at least 4) ascending by `(key, tag)` when `tagged`, by
-/// key otherwise, through exactly the kernel's schedule.
+/// key otherwise, through exactly the kernel's schedule with the block plan's threads per row,
+/// `min(n / 4, 1024)`.
 ///
 /// # Panics
 /// When `row.len()` is not a power of two of at least 4 (a test-only model).
 pub fn bmcs_row<U: SortBits>(row: &mut [(U, u32)], tagged: bool) {
+    let np = (row.len() / 4).clamp(1, 1024);
+    bmcs_row_threads(row, np, tagged);
+}
+
+/// `bmcs_sort_smem` of `row` with `np` threads per row, step for step: each thread takes its
+/// virtual threads `tp + c * np` in turn (chunk `c`), the row lives in shared memory between
+/// stages, stages 1..7 and the warp steps of every later stage run chunk by chunk.
+///
+/// # Panics
+/// When `row.len()` is not a power of two of at least 4, or `np` is not a power of two that
+/// divides `row.len() / 4` and is either `row.len() / 4` or a multiple of 32 (what the kernel
+/// is launched with).
+pub fn bmcs_row_threads<U: SortBits>(row: &mut [(U, u32)], np: usize, tagged: bool) {
     let n = row.len();
     assert!(n >= 4 && n.is_power_of_two(), "bmcs_row models rows of 2^k >= 4 keys");
-    let log_n = n.trailing_zeros() as usize;
     let nt = n / 4;
+    assert!(
+        np.is_power_of_two() && nt.is_multiple_of(np) && (np == nt || np.is_multiple_of(32)),
+        "bad threads per row {np}"
+    );
+    let log_n = n.trailing_zeros() as usize;
+    let chunks = nt / np;
     let mut regs: Vec<[Item<U>; 4]> = row.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
-    let mut sm = row.to_vec();
     for r in regs.iter_mut() {
         registers_first(r, tagged);
     }
-    for s in 3..=log_n {
+    for c in 0..chunks {
+        for s in 3..=log_n.min(7) {
+            warp_steps(&mut regs, c, np, s, s as isize - 1, true, tagged);
+        }
+    }
+    let mut sm: Vec<Item<U>> = regs.iter().flatten().copied().collect();
+    for s in 8..=log_n {
         let mut h = s as isize - 1;
         let mut flip = true;
-        if h >= 7 {
-            for (vt, r) in regs.iter().enumerate() {
-                sm[4 * vt..4 * vt + 4].copy_from_slice(r);
-            }
-            if (h - 6) & 1 != 0 {
-                smem_radix2(&mut sm, nt, (1 << s) - 1, h as usize, tagged);
-                h -= 1;
-                flip = false;
-            }
-            while h > 6 {
-                let ma = if flip { (1 << s) - 1 } else { 1 << h };
-                smem_radix4(&mut sm, nt, ma, h as usize, flip, tagged);
-                flip = false;
-                h -= 2;
-            }
-            for (vt, r) in regs.iter_mut().enumerate() {
-                r.copy_from_slice(&sm[4 * vt..4 * vt + 4]);
-            }
-        }
-        while h >= 2 {
-            let m = if flip { (1 << (s - 2)) - 1 } else { 1 << (h - 2) };
-            shuffle_step(&mut regs, m, flip, tagged);
-            flip = false;
+        if (h - 6) & 1 != 0 {
+            smem_radix2(&mut sm, nt, (1 << s) - 1, h as usize, tagged);
             h -= 1;
+            flip = false;
         }
-        for r in regs.iter_mut() {
-            registers_last(r, tagged);
+        while h > 6 {
+            let ma = if flip { (1 << s) - 1 } else { 1 << h };
+            smem_radix4(&mut sm, nt, ma, h as usize, flip, tagged);
+            flip = false;
+            h -= 2;
+        }
+        for (vt, r) in regs.iter_mut().enumerate() {
+            r.copy_from_slice(&sm[4 * vt..4 * vt + 4]);
+        }
+        for c in 0..chunks {
+            warp_steps(&mut regs, c, np, s, h, false, tagged);
+        }
+        for (vt, r) in regs.iter().enumerate() {
+            sm[4 * vt..4 * vt + 4].copy_from_slice(r);
         }
     }
     for (vt, r) in regs.iter().enumerate() {
@@ -176,85 +223,108 @@ pub fn bmcs_kernel_row<K: super::SortKey, V: Copy>(
     }
 }
 
-/// Outputs per thread of `sort_merge` (its `ipt`).
-const MERGE_PER_THREAD: usize = 8;
+/// Threads of a radix block (`HK_RADIX_THREADS`).
+const RADIX_THREADS: usize = 256;
 
-/// One pass of the kernel `sort_merge`, chunk by chunk as its threads run it: the sorted runs
-/// `[2i w, 2i w + w)` and `[2i w + w, 2i w + 2w)` of `src` merged into `dst` (ties from the left
-/// run, so stable), each chunk of 8 outputs (`MERGE_PER_THREAD`, as in the kernel) placed by its own merge-path
-/// search along the cross diagonal. `values` (source, destination) move with their keys.
+/// The radix kernels of `sort_radix.cu` (histogram, then one pass per 8-bit digit) on the long
+/// segments of `plan`, tile by tile with the kernels' arithmetic: tiles of
+/// [`super::gpu::radix_tile_keys`] keys read from the plan's words, per-tile stable ranks
+/// (rounds of 256 keys, warps of 32, lanes in order), the look-back prefix over the earlier
+/// tiles of the segment, and each slot's destination `seg_begin + seg_excl + before -
+/// tile_excl + slot`. Passes ping-pong between `keys` and a scratch copy as on the device; the
+/// keys outside the long segments stay as they are.
 ///
 /// # Panics
-/// When the slices' lengths differ (a test-only model).
-pub fn merge_pass<K: super::SortKey, V: Copy>(
-    src: &[K],
-    dst: &mut [K],
-    mut values: Option<(&[V], &mut [V])>,
-    width: usize,
-    descending: bool,
-) {
-    let n = src.len();
-    assert_eq!(dst.len(), n);
-    let flip = if descending { K::Bits::MAX } else { K::Bits::ZERO };
-    let key = |i: usize| src[i].to_bits_ordered().xor(flip);
-    for k0 in (0..n).step_by(MERGE_PER_THREAD) {
-        let a0 = k0 / (2 * width) * (2 * width);
-        let a1 = (a0 + width).min(n);
-        let b1 = (a0 + 2 * width).min(n);
-        let (na, nb, diag) = (a1 - a0, b1 - a1, k0 - a0);
-        let (mut lo, mut hi) = (diag.saturating_sub(nb), diag.min(na));
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if key(a1 + diag - 1 - mid) >= key(a0 + mid) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        let (mut i, mut j) = (lo, diag - lo);
-        for o in k0..(k0 + MERGE_PER_THREAD).min(b1) {
-            let take_a = j >= nb || (i < na && key(a1 + j) >= key(a0 + i));
-            let from = if take_a { a0 + i } else { a1 + j };
-            dst[o] = src[from];
-            if let Some((sv, dv)) = values.as_mut() {
-                dv[o] = sv[from];
-            }
-            if take_a {
-                i += 1;
-            } else {
-                j += 1;
-            }
-        }
-    }
-}
-
-/// The GPU's whole-array sort with runs of `run` keys (a power of two, at least 4): each run
-/// sorted as one block row ([`bmcs_kernel_row`]), then [`merge_pass`]es doubling the run width.
-///
-/// # Panics
-/// When `run` is not a power of two of at least 4, or `values` has another length.
-pub fn merge_sort<K: super::SortKey, V: Copy>(
+/// When `values` has another length than `keys`, or the plan does not describe `keys` (a
+/// test-only model).
+pub fn radix_long<K: super::SortKey, V: Copy>(
     keys: &mut [K],
-    mut values: Option<&mut [V]>,
-    run: usize,
+    values: Option<&mut [V]>,
+    plan: &super::gpu::SegmentPlan,
     descending: bool,
 ) {
-    assert!(run >= 4 && run.is_power_of_two());
-    let log_n = run.trailing_zeros();
-    for (r, chunk) in keys.chunks_mut(run).enumerate() {
-        let vals = values.as_deref_mut().map(|v| &mut v[r * run..r * run + chunk.len()]);
-        bmcs_kernel_row(chunk, vals, log_n, descending);
-    }
-    let mut width = run;
-    while width < keys.len() {
-        let src = keys.to_vec();
-        match values.as_deref_mut() {
-            Some(v) => {
-                let sv = v.to_vec();
-                merge_pass(&src, keys, Some((&sv[..], v)), width, descending);
+    let Some(layout) = plan.radix else { return };
+    let flip = if descending { K::Bits::MAX } else { K::Bits::ZERO };
+    let passes = (K::Bits::BITS / 8) as usize;
+    let w = &plan.words;
+    let seg = |j: usize| {
+        (
+            w[layout.segs_at + 3 * j] as usize,
+            w[layout.segs_at + 3 * j + 1] as usize,
+            w[layout.segs_at + 3 * j + 2] as usize,
+        )
+    };
+    // Histogram kernel: counts per segment, pass and digit.
+    let nseg = plan.long.len();
+    let digit = |b: u64, p: usize| ((b >> (8 * p)) & 255) as usize;
+    let bits = |k: K| k.to_bits_ordered().xor(flip).to_u64();
+    let mut hist = vec![0u64; nseg * passes * 256];
+    for j in 0..nseg {
+        let (b, e, _) = seg(j);
+        for &k in &keys[b..e] {
+            for p in 0..passes {
+                hist[(j * passes + p) * 256 + digit(bits(k), p)] += 1;
             }
-            None => merge_pass::<K, V>(&src, keys, None, width, descending),
         }
-        width *= 2;
+    }
+    let mut src_k = keys.to_vec();
+    let mut src_v: Option<Vec<V>> = values.as_deref().map(<[V]>::to_vec);
+    for p in 0..passes {
+        let mut dst_k = src_k.clone();
+        let mut dst_v = src_v.clone();
+        // Inclusive look-back counts per tile and digit of this pass.
+        let mut inclusive = vec![[0u64; 256]; layout.tiles];
+        for tile in 0..layout.tiles {
+            let j = w[layout.tiles_at + tile] as usize;
+            let (sb, se, first) = seg(j);
+            let begin = sb + (tile - first) * layout.tile_keys;
+            let len = (se - begin).min(layout.tile_keys);
+            // Stable ranks: round r, warp, lane order is the index order within the tile.
+            let mut run = [0u64; 256];
+            let mut rank = vec![0u64; len];
+            for r in 0..len.div_ceil(RADIX_THREADS) {
+                for i in r * RADIX_THREADS..((r + 1) * RADIX_THREADS).min(len) {
+                    let d = digit(bits(src_k[begin + i]), p);
+                    rank[i] = run[d];
+                    run[d] += 1;
+                }
+            }
+            let excl = |v: &[u64]| -> Vec<u64> {
+                v.iter()
+                    .scan(0u64, |acc, &x| {
+                        let e = *acc;
+                        *acc += x;
+                        Some(e)
+                    })
+                    .collect()
+            };
+            let tile_excl = excl(&run);
+            let seg_excl = excl(&hist[(j * passes + p) * 256..(j * passes + p + 1) * 256]);
+            let before: Vec<u64> =
+                (0..256).map(|d| if tile == first { 0 } else { inclusive[tile - 1][d] }).collect();
+            for d in 0..256 {
+                inclusive[tile][d] = before[d] + run[d];
+            }
+            let mut slots = vec![(0u64, 0usize); len];
+            for i in 0..len {
+                let d = digit(bits(src_k[begin + i]), p);
+                slots[(tile_excl[d] + rank[i]) as usize] = (bits(src_k[begin + i]), i);
+            }
+            for (s, &(b, i)) in slots.iter().enumerate() {
+                let d = digit(b, p);
+                let to =
+                    (sb as u64 + seg_excl[d] + before[d]).wrapping_sub(tile_excl[d]).wrapping_add(s as u64);
+                dst_k[to as usize] = src_k[begin + i];
+                if let (Some(dv), Some(sv)) = (dst_v.as_mut(), src_v.as_ref()) {
+                    dv[to as usize] = sv[begin + i];
+                }
+            }
+        }
+        src_k = dst_k;
+        src_v = dst_v;
+    }
+    keys.copy_from_slice(&src_k);
+    if let (Some(v), Some(sv)) = (values, src_v) {
+        v.copy_from_slice(&sv);
     }
 }

@@ -1,15 +1,19 @@
-//! The GPU sorts: block-level bitonic merge comb sort for rows and short segments, merge-path
-//! merges across blocks for long segments and whole arrays.
+//! The GPU sorts: block-level bitonic merge comb sort for rows and short segments, an
+//! onesweep-style LSD radix sort for long segments and whole arrays.
 //!
 //! Kernels: `cuda-kernels/prefix/sort_bmcs.cu` over `bitonic_network.cuh` (the schedule is
-//! described there and modelled by [`super::emulate`]). A row of up to [`max_block_len`] keys
-//! is sorted by one block: four consecutive keys per thread (32 per thread as eight virtual
-//! threads above 4096 keys), rows padded to a power of two with the order's maximum key,
-//! several rows per block when rows are short. Longer segments are cut into block-sorted runs
-//! and merged pairwise by merge path, doubling the run width per pass.
+//! described there and modelled by [`super::emulate`]) and `cuda-kernels/prefix/sort_radix.cu`. A row of up to [`max_block_len`] keys
+//! is sorted by one block: the row is staged in shared memory (coalesced loads and stores),
+//! padded there to a power of two with the order's maximum key, and sorted by up to 1024
+//! threads that each take groups of four keys in turn, so a thread never holds more than four
+//! keys (no spills at any row length); several rows share a block when rows are short. Longer
+//! segments are radix sorted, all of them by one launch sequence: a histogram of every digit,
+//! then one pass per 8-bit digit that reads and writes each key once (decoupled look-back
+//! across the tiles of a segment), about 9 passes over 32-bit keys against 28 for pairwise
+//! merging of 2^15-key runs (the byte model is [`SegmentPlan::bytes`]).
 //!
 //! Buffers stay on the device; offsets are given on the host (they are validated there and
-//! binned by size class, one launch per class).
+//! binned by size class into one uploaded plan, one launch per class: [`plan_segments`]).
 //!
 //! Every key-value sort is stable, as on the CPU.
 
@@ -31,9 +35,8 @@ pub const TUNING_KERNEL: &str = "prefix_ops::sort_gpu";
 /// (a run-time parameter). Tuned per device, key type, row length and row count for [`rows`]
 /// (segments and whole arrays keep the default).
 ///
-/// Keys per thread are not in the space: the 32-keys-per-thread kernels (`_vt8`) sort wrongly
-/// below 2^13 keys (found by the tuner's verification on the emulator), so each row length has
-/// one usable variant.
+/// Keys per thread are not a parameter: a row's threads take its groups of four keys in turn,
+/// so one kernel serves every row length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GpuSortTuning {
     /// Threads a block of short rows aims at (rows per block = this / threads per row).
@@ -96,16 +99,48 @@ const DEFAULT_SHARED: usize = 48 * 1024;
 const MAX_LOG_N: u32 = 15;
 /// Threads a block of short rows aims at (provisional, to be measured on an H100).
 const TARGET_THREADS: u32 = 256;
-/// Outputs per thread of the merge kernel (`ipt` in `sort_merge`).
-const MERGE_PER_THREAD: usize = 8;
+/// Most threads one row takes (a block's limit).
+const MAX_ROW_THREADS: u32 = 1024;
+
+thread_local! {
+    /// Kernel launches and host-to-device copies of sorts made on this thread (see
+    /// [`launch_counts`]).
+    static COUNTS: std::cell::Cell<LaunchCounts> = const { std::cell::Cell::new(LaunchCounts { launches: 0, uploads: 0 }) };
+}
+
+/// Kernel launches and host-to-device uploads made by the GPU sorts, counted per host thread
+/// (a sort launches on the thread that calls it), so a test can count one call's launches
+/// whatever other threads do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LaunchCounts {
+    /// Kernel launches.
+    pub launches: u64,
+    /// Host-to-device copies (plans of segmented sorts).
+    pub uploads: u64,
+}
+
+/// The launches and uploads made by GPU sorts on this thread so far.
+pub fn launch_counts() -> LaunchCounts {
+    COUNTS.with(|c| c.get())
+}
+
+fn count(launches: u64, uploads: u64) {
+    COUNTS.with(|c| {
+        let mut v = c.get();
+        v.launches += launches;
+        v.uploads += uploads;
+        c.set(v);
+    });
+}
 
 /// How one launch of the block kernel is shaped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockPlan {
     /// log2 of the padded row length.
     pub log_n: u32,
-    /// Virtual threads per physical thread (1, or 8 above 4096 keys).
-    pub vt: u32,
+    /// Threads sorting one row: `n / 4` up to 1024 (each takes `n / (4 * threads_per_row)`
+    /// groups of four keys in turn).
+    pub threads_per_row: u32,
     /// Rows sorted by one block.
     pub rows_per_block: u32,
     /// Threads per block.
@@ -116,18 +151,19 @@ pub struct BlockPlan {
 
 /// The GPU dispatcher for rows of `row_len` keys of `key_bytes` bytes (with `value_bytes` of
 /// payload for key-value sorts): the block kernel's shape, or `None` when a row does not fit
-/// one block and needs the merge path.
+/// one block and needs the radix path.
 ///
 /// The table is provisional, from the occupancy reasoning of the thesis (§4.3), and is to be
-/// measured on an H100: rows of up to 128 keys need no shared memory (registers and shuffles
-/// only) and pack `256 / (n/4)` rows into a block; rows of 256..4096 keys take `n/4` threads
-/// (at least 256); rows of 8192..32768 keys take eight virtual threads per thread. Shared
-/// memory above 48 KiB is requested through the opt-in attribute (227 KiB on Hopper).
+/// measured on an H100: a row of `n` keys takes `min(n/4, 1024)` threads, short rows pack
+/// `256 / (n/4)` to a block; every row is staged in shared memory (`n` keys, plus tags and
+/// values for key-value sorts), which costs 4 KiB for a block of 256 threads of short `u32`
+/// rows. Shared memory above 48 KiB is requested through the opt-in attribute (227 KiB on
+/// Hopper).
 ///
 /// ```
 /// # use prefix_ops::sort::gpu::plan_block;
 /// let p = plan_block(32, 4, None, 227 * 1024).unwrap();
-/// assert_eq!((p.log_n, p.rows_per_block, p.threads, p.shared_bytes), (5, 32, 256, 0));
+/// assert_eq!((p.log_n, p.rows_per_block, p.threads, p.shared_bytes), (5, 32, 256, 4096));
 /// let p = plan_block(4096, 4, None, 227 * 1024).unwrap();
 /// assert_eq!((p.threads, p.shared_bytes), (1024, 16384));
 /// assert!(plan_block(1 << 15, 8, Some(8), 227 * 1024).is_none());
@@ -155,12 +191,10 @@ pub fn plan_block_with(
     }
     let log_n = row_len.max(4).next_power_of_two().trailing_zeros();
     let n = 1u32 << log_n;
-    let vt = if log_n > 12 { 8 } else { 1 };
-    let threads_per_row = n / 4 / vt;
+    let threads_per_row = (n / 4).min(MAX_ROW_THREADS);
     let mut rows_per_block = (tuning.block_threads.clamp(32, 1024) / threads_per_row).max(1);
     let per_key = key_bytes + value_bytes.map_or(0, |v| 4 + v);
-    let uses_shared = log_n >= 8 || value_bytes.is_some();
-    let bytes = |rpb: u32| if uses_shared { rpb as usize * n as usize * per_key } else { 0 };
+    let bytes = |rpb: u32| rpb as usize * n as usize * per_key;
     while rows_per_block > 1 && bytes(rows_per_block) > shared_limit {
         rows_per_block /= 2;
     }
@@ -169,7 +203,7 @@ pub fn plan_block_with(
     }
     Some(BlockPlan {
         log_n,
-        vt,
+        threads_per_row,
         rows_per_block,
         threads: rows_per_block * threads_per_row,
         shared_bytes: bytes(rows_per_block),
@@ -251,7 +285,7 @@ pub fn segments_by_key<K: SortKey, V: SortValue>(
     segments_impl(gpu, keys, Some(values), offsets, order)
 }
 
-/// Sorts the whole buffer: block runs, then merge-path merges across blocks.
+/// Sorts the whole buffer: one block when it fits, else the radix sort.
 pub fn whole<K: SortKey>(gpu: &Gpu, keys: &mut DeviceBuffer<K>, order: Order) -> Result<()> {
     let n = keys.len();
     segments_impl::<K, u32>(gpu, keys, None, &[0, n], order)
@@ -293,6 +327,159 @@ fn rows_impl<K: SortKey, V: SortValue>(
     }
 }
 
+/// How one segmented sort is launched: one upload ([`SegmentPlan::words`]) and one block-kernel
+/// launch per size class for the segments that fit a block, one radix launch sequence for all
+/// longer ones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentPlan {
+    /// The one buffer uploaded: the offsets (`segments + 1` words), then the ids of the
+    /// block-sorted segments grouped by size class.
+    pub words: Vec<u64>,
+    /// One block-kernel launch per non-empty size class: its shape, where its ids start in
+    /// `words` and how many segments it sorts.
+    pub classes: Vec<ClassLaunch>,
+    /// Segments longer than a block row, as `(begin, len)`, all sorted by one radix launch
+    /// sequence.
+    pub long: Vec<(usize, usize)>,
+    /// Where the radix sort's tables start in `words`, when there are long segments.
+    pub radix: Option<RadixLayout>,
+}
+
+/// The radix sort's part of a [`SegmentPlan`]'s words: three words per long segment (begin,
+/// end, first tile) from `segs_at`, then the segment of each tile from `tiles_at`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RadixLayout {
+    /// Index in the words of the segment table.
+    pub segs_at: usize,
+    /// Index in the words of the tile-to-segment map.
+    pub tiles_at: usize,
+    /// Tiles over all long segments.
+    pub tiles: usize,
+    /// Keys per tile (`radix_tile_keys`).
+    pub tile_keys: usize,
+}
+
+/// Keys per tile of the radix pass kernel: 256 threads of 16 4-byte or 8 8-byte keys
+/// (`RadixShape` in `sort_radix.cu`).
+pub fn radix_tile_keys(key_bytes: usize) -> usize {
+    if key_bytes <= 4 { 4096 } else { 2048 }
+}
+
+/// One launch of the block kernel over the segments of one size class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClassLaunch {
+    /// The block shape (every segment of the class pads to `2^plan.log_n` keys in shared memory).
+    pub plan: BlockPlan,
+    /// Index in [`SegmentPlan::words`] of the class's first segment id.
+    pub ids_at: usize,
+    /// Segments in the class.
+    pub rows: usize,
+}
+
+/// The launch plan of a segmented sort of keys of `key_bytes` (values of `value_bytes`) under
+/// `offsets` (already validated) for a block shared-memory limit of `shared_limit` bytes.
+/// Segments of 0 or 1 keys are skipped.
+///
+/// ```
+/// # use prefix_ops::sort::gpu::plan_segments;
+/// let p = plan_segments(&[0, 3, 4, 10, 210, 100_210], 4, None, 227 * 1024).unwrap();
+/// assert_eq!(p.classes.len(), 3); // 3 keys (pad 4), 6 (pad 8), 200 (pad 256)
+/// assert_eq!(p.long, [(210, 100_000)]);
+/// assert_eq!(&p.words[..6], &[0, 3, 4, 10, 210, 100_210]);
+/// ```
+pub fn plan_segments(
+    offsets: &[usize],
+    key_bytes: usize,
+    value_bytes: Option<usize>,
+    shared_limit: usize,
+) -> Result<SegmentPlan> {
+    let mut classes: Vec<Vec<u64>> = vec![Vec::new(); MAX_LOG_N as usize + 1];
+    let mut long = Vec::new();
+    let max_short = max_len_for(key_bytes, value_bytes, shared_limit);
+    for (i, w) in offsets.windows(2).enumerate() {
+        let len = w[1] - w[0];
+        if len <= 1 {
+            continue;
+        }
+        if len <= max_short {
+            classes[len.max(4).next_power_of_two().trailing_zeros() as usize].push(i as u64);
+        } else {
+            long.push((w[0], len));
+        }
+    }
+    let mut words: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
+    let mut launches = Vec::new();
+    for (log_n, ids) in classes.iter().enumerate().filter(|(_, c)| !c.is_empty()) {
+        let plan = plan_block(1 << log_n, key_bytes, value_bytes, shared_limit)
+            .ok_or_else(|| Error::Invalid(format!("sort: no block plan for 2^{log_n} keys")))?;
+        launches.push(ClassLaunch { plan, ids_at: words.len(), rows: ids.len() });
+        words.extend_from_slice(ids);
+    }
+    let radix = (!long.is_empty()).then(|| {
+        let tile_keys = radix_tile_keys(key_bytes);
+        let segs_at = words.len();
+        let mut tiles = 0usize;
+        for &(begin, len) in &long {
+            words.extend_from_slice(&[begin as u64, (begin + len) as u64, tiles as u64]);
+            tiles += len.div_ceil(tile_keys);
+        }
+        let tiles_at = words.len();
+        for (j, &(_, len)) in long.iter().enumerate() {
+            words.extend(std::iter::repeat_n(j as u64, len.div_ceil(tile_keys)));
+        }
+        RadixLayout { segs_at, tiles_at, tiles, tile_keys }
+    });
+    Ok(SegmentPlan { words, classes: launches, long, radix })
+}
+
+/// Bytes a sort moves through device memory against its floor, by the launch plan: what the
+/// book's tables list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ByteModel {
+    /// Bytes read and written by the kernels (keys, values, histograms, look-back words, the
+    /// zeroing of the radix tables).
+    pub moved: u64,
+    /// Reading every key (and value) to be sorted once and writing it once.
+    pub floor: u64,
+    /// Kernel launches and memsets.
+    pub launches: u64,
+    /// Host-to-device uploads (the plan).
+    pub uploads: u64,
+}
+
+impl SegmentPlan {
+    /// The device-memory traffic of this plan for keys of `key_bytes` (values of
+    /// `value_bytes`): a block-sorted segment is read and written once (its padding lives in
+    /// shared memory only); a long segment is read by the histogram and read and written by
+    /// each of `key_bytes` digit passes; the radix tables are zeroed once, every tile writes one
+    /// look-back word per digit and pass and reads at least its predecessor's.
+    pub fn bytes(&self, key_bytes: usize, value_bytes: Option<usize>) -> ByteModel {
+        let (kb, vb) = (key_bytes as u64, value_bytes.unwrap_or(0) as u64);
+        let seg_len = |i: usize| self.words[i + 1] - self.words[i];
+        let mut short = 0u64;
+        for c in &self.classes {
+            for &id in &self.words[c.ids_at..c.ids_at + c.rows] {
+                short += seg_len(id as usize);
+            }
+        }
+        let long: u64 = self.long.iter().map(|&(_, l)| l as u64).sum();
+        let passes = key_bytes as u64;
+        let mut m = ByteModel {
+            moved: 2 * short * (kb + vb),
+            floor: 2 * (short + long) * (kb + vb),
+            launches: self.classes.len() as u64,
+            uploads: u64::from(!self.classes.is_empty() || self.radix.is_some()),
+        };
+        if let Some(r) = &self.radix {
+            let tables = self.long.len() as u64 * passes * 256 * 8 + passes * 8 + r.tiles as u64 * 256 * 8;
+            let lookback = r.tiles as u64 * 256 * 8 * 2;
+            m.moved += long * kb + passes * (2 * long * (kb + vb) + lookback) + tables;
+            m.launches += 2 + passes;
+        }
+        m
+    }
+}
+
 fn segments_impl<K: SortKey, V: SortValue>(
     gpu: &Gpu,
     keys: &mut DeviceBuffer<K>,
@@ -305,45 +492,31 @@ fn segments_impl<K: SortKey, V: SortValue>(
     let limit = shared_limit(gpu.props());
     let _span =
         tracing::debug_span!("sort::gpu::segments", n = keys.len(), segments = offsets.len()).entered();
-    // Bin segments by padded size class; longer ones go to the merge path.
-    let mut classes: Vec<Vec<u32>> = vec![Vec::new(); MAX_LOG_N as usize + 1];
-    let mut long = Vec::new();
-    let max_short = max_len_for(size_of::<K>(), vb, limit);
-    for (i, w) in offsets.windows(2).enumerate() {
-        let len = w[1] - w[0];
-        if len <= 1 {
-            continue;
-        }
-        if len <= max_short {
-            let seg = u32::try_from(i).map_err(|_| Error::Invalid("sort: more than 2^32 segments".into()))?;
-            classes[len.max(4).next_power_of_two().trailing_zeros() as usize].push(seg);
-        } else {
-            long.push((w[0], len));
-        }
+    let plan = plan_segments(offsets, size_of::<K>(), vb, limit)?;
+    if plan.classes.is_empty() && plan.radix.is_none() {
+        return Ok(());
     }
-    if classes.iter().any(|c| !c.is_empty()) {
-        let offs: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
-        let offs = gpu.upload(&offs)?;
-        for (log_n, ids) in classes.iter().enumerate().filter(|(_, c)| !c.is_empty()) {
-            let plan = plan_block(1 << log_n, size_of::<K>(), vb, limit)
-                .ok_or_else(|| Error::Invalid(format!("sort: no block plan for 2^{log_n} keys")))?;
-            let ids_dev = gpu.upload(ids)?;
-            launch_segs(gpu, keys, values.as_deref_mut(), &offs, &ids_dev, ids.len(), plan, order)?;
-        }
+    let words = gpu.upload(&plan.words)?;
+    count(0, 1);
+    for class in &plan.classes {
+        launch_segs(gpu, keys, values.as_deref_mut(), &words, class, order)?;
     }
-    if !long.is_empty() {
-        let mut tmp_k = gpu.zeros::<K>(keys.len())?;
-        let mut tmp_v = match &values {
-            Some(v) => Some(gpu.zeros::<V>(v.len())?),
-            None => None,
-        };
-        let run = plan_block(max_short, size_of::<K>(), vb, limit)
-            .ok_or_else(|| Error::Invalid("sort: no block plan for the merge runs".into()))?;
-        for (base, len) in long {
-            sort_long(gpu, keys, values.as_deref_mut(), &mut tmp_k, tmp_v.as_mut(), base, len, run, order)?;
-        }
+    if let Some(layout) = &plan.radix {
+        radix_long(gpu, keys, values, &words, layout, plan.long.len(), order)?;
     }
     Ok(())
+}
+
+/// A device buffer of `len` elements left uninitialised (the callers write every element they
+/// read).
+fn scratch<T: cuda_kernels::GpuScalar>(gpu: &Gpu, len: usize) -> Result<DeviceBuffer<T>> {
+    if len == 0 {
+        return Ok(gpu.zeros(0)?);
+    }
+    // SAFETY: the buffer is only read where a kernel of this module wrote it first (a radix
+    // pass reads what the previous pass wrote).
+    unsafe { gpu.stream().alloc::<T>(len) }
+        .map_err(|e| Error::from(cuda_kernels::Error::from_alloc(e, len * size_of::<T>())))
 }
 
 fn max_len_for(key_bytes: usize, value_bytes: Option<usize>, limit: usize) -> usize {
@@ -354,50 +527,111 @@ fn max_len_for(key_bytes: usize, value_bytes: Option<usize>, limit: usize) -> us
         .unwrap_or(4)
 }
 
-/// One long segment: block-sorted runs of `2^run.log_n` keys, then merge passes ping-ponging
-/// between the data and the scratch buffers, and a copy back when the result ends in scratch.
-fn sort_long<K: SortKey, V: SortValue>(
+const RADIX_MODULE: &str = "prefix/sort_radix";
+/// Threads of a radix block (`HK_RADIX_THREADS`).
+const RADIX_THREADS: u32 = 256;
+/// Histogram blocks per multiprocessor: enough to fill the device, few enough that the global
+/// histogram takes few atomics.
+const HIST_BLOCKS_PER_SM: usize = 4;
+
+/// Every long segment of the plan by one LSD radix launch sequence: one zeroing of the tables,
+/// one histogram launch, one launch per 8-bit digit, ping-ponging between the data and a
+/// scratch buffer (an even number of passes: the result lands in the data).
+fn radix_long<K: SortKey, V: SortValue>(
     gpu: &Gpu,
     keys: &mut DeviceBuffer<K>,
     mut values: Option<&mut DeviceBuffer<V>>,
-    tmp_k: &mut DeviceBuffer<K>,
-    mut tmp_v: Option<&mut DeviceBuffer<V>>,
-    base: usize,
-    len: usize,
-    run: BlockPlan,
+    words: &DeviceBuffer<u64>,
+    layout: &RadixLayout,
+    segments: usize,
     order: Order,
 ) -> Result<()> {
-    let width0 = 1usize << run.log_n;
-    launch_rows(gpu, keys, values.as_deref_mut(), base, len, width0, run, order)?;
-    let mut width = width0;
-    let mut in_tmp = false;
-    while width < len {
-        if in_tmp {
-            launch_merge(gpu, tmp_k, tmp_v.as_deref(), keys, values.as_deref_mut(), base, len, width, order)?;
-        } else {
-            launch_merge(gpu, keys, values.as_deref(), tmp_k, tmp_v.as_deref_mut(), base, len, width, order)?;
-        }
-        in_tmp = !in_tmp;
-        width *= 2;
-    }
-    if in_tmp {
-        let r = base..base + len;
-        gpu.stream()
-            .memcpy_dtod(&tmp_k.slice(r.clone()), &mut keys.slice_mut(r.clone()))
-            .map_err(cuda_kernels::Error::from)?;
-        if let (Some(v), Some(t)) = (values, tmp_v) {
-            gpu.stream()
-                .memcpy_dtod(&t.slice(r.clone()), &mut v.slice_mut(r))
-                .map_err(cuda_kernels::Error::from)?;
-        }
+    let passes = size_of::<K>() as u32;
+    let pairs = values.is_some();
+    let hist_len = segments * passes as usize * 256;
+    // Histograms, one tile counter per pass, and the look-back words: zeroed once per call (the
+    // words carry their pass, so the passes need no zeroing between them).
+    let mut tables = gpu.zeros::<u64>(hist_len + passes as usize + layout.tiles * 256)?;
+    count(1, 0);
+    let (mut hist, mut lookback) = tables.split_at_mut(hist_len);
+    let (segs_at, tiles_at, ntiles) = (layout.segs_at as u64, layout.tiles_at as u64, layout.tiles as u64);
+    let desc = order.is_descending() as u32;
+
+    let hist_kernel = gpu.kernel(RADIX_MODULE, &format!("sort_radix_hist_{}", K::SUFFIX))?;
+    let blocks = (gpu.props().sm_count.max(1) as usize * HIST_BLOCKS_PER_SM).min(layout.tiles);
+    let per_block = layout.tiles.div_ceil(blocks);
+    let cfg = LaunchConfig {
+        grid_dim: (grid_blocks(layout.tiles.div_ceil(per_block))?, 1, 1),
+        block_dim: (RADIX_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let per_block = per_block as u32;
+    // SAFETY: sort_radix_hist_K(const K* keys, const u64* plan, u64 segs_at, u64 tiles_at,
+    // u64 ntiles, u32 tiles_per_block, u32 desc, u64* hist); the plan's tables describe tiles
+    // inside the keys (offsets validated) and hist holds segments * passes * 256 words.
+    unsafe {
+        gpu.launch(&hist_kernel, cfg, |a| {
+            a.arg(&*keys).arg(words).arg(&segs_at).arg(&tiles_at).arg(&ntiles).arg(&per_block).arg(&desc);
+            a.arg(&mut hist);
+        })?
+    };
+    count(1, 0);
+
+    let pass_kernel = gpu.kernel(RADIX_MODULE, &kernel_name::<K, V>("radix_pass", pairs))?;
+    let smem = layout.tile_keys * (size_of::<K>() + if pairs { size_of::<V>() } else { 0 });
+    let cfg = LaunchConfig {
+        grid_dim: (grid_blocks(layout.tiles)?, 1, 1),
+        block_dim: (RADIX_THREADS, 1, 1),
+        shared_mem_bytes: smem as u32,
+    };
+    pass_kernel.check(&cfg)?;
+    // Scratch for the odd passes: every key of the long segments is written before it is read.
+    let mut tmp_k = scratch::<K>(gpu, keys.len())?;
+    let mut tmp_v = match &values {
+        Some(v) => Some(scratch::<V>(gpu, v.len())?),
+        None => None,
+    };
+    for pass in 0..passes {
+        let forward = pass % 2 == 0;
+        // SAFETY: sort_radix_pass_K[_V](const K* src, K* dst, [const V* src_vals, V* dst_vals,]
+        // const u64* plan, u64 segs_at, u64 tiles_at, u64 ntiles, const u64* hist,
+        // u64* lookback, u32 pass, u32 desc); src and dst (and the value buffers) have the
+        // keys' length, the tables are as for the histogram, lookback holds passes + tiles *
+        // 256 words, and one block per tile.
+        unsafe {
+            gpu.launch(&pass_kernel, cfg, |a| {
+                if forward {
+                    a.arg(&*keys).arg(&mut tmp_k);
+                } else {
+                    a.arg(&tmp_k).arg(&mut *keys);
+                }
+                if let (Some(v), Some(t)) = (values.as_deref_mut(), tmp_v.as_mut()) {
+                    if forward {
+                        a.arg(&*v).arg(t);
+                    } else {
+                        a.arg(&*t).arg(v);
+                    }
+                }
+                a.arg(words).arg(&segs_at).arg(&tiles_at).arg(&ntiles).arg(&mut hist).arg(&mut lookback);
+                a.arg(&pass).arg(&desc);
+            })?
+        };
+        count(1, 0);
     }
     Ok(())
 }
 
-fn kernel_name<K: SortKey, V: SortValue>(kind: &str, vt: Option<u32>, pairs: bool) -> String {
-    let vt = vt.map(|v| format!("_vt{v}")).unwrap_or_default();
+/// A grid of `blocks` blocks (gridDim.x is limited to 2^31 - 1).
+fn grid_blocks(blocks: usize) -> Result<u32> {
+    u32::try_from(blocks)
+        .ok()
+        .filter(|&b| b <= i32::MAX as u32)
+        .ok_or_else(|| Error::Invalid("sort: too many blocks for one grid".into()))
+}
+
+fn kernel_name<K: SortKey, V: SortValue>(kind: &str, pairs: bool) -> String {
     let v = if pairs { format!("_{}", V::SUFFIX) } else { String::new() };
-    format!("sort_{kind}{vt}_{}{v}", K::SUFFIX)
+    format!("sort_{kind}_{}{v}", K::SUFFIX)
 }
 
 fn block_function<K: SortKey, V: SortValue>(
@@ -409,10 +643,9 @@ fn block_function<K: SortKey, V: SortValue>(
     // Looked up once per process: attributes cached, dynamic shared memory limit already raised
     // to the device's maximum (setting it per call to one call's size would race between host
     // threads).
-    let kernel = gpu.kernel(MODULE, &kernel_name::<K, V>(kind, Some(plan.vt), pairs))?;
+    let kernel = gpu.kernel(MODULE, &kernel_name::<K, V>(kind, pairs))?;
     // The block kernels carry __launch_bounds__(1024); a block the loaded function cannot run
-    // (too many registers per thread for this many threads) is an error here rather than a
-    // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES from the launch.
+    // is an error here rather than a CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES from the launch.
     let max_threads = kernel.attributes().max_threads_per_block;
     if plan.threads > max_threads {
         return Err(Error::Invalid(format!(
@@ -431,11 +664,7 @@ fn block_function<K: SortKey, V: SortValue>(
 
 /// Blocks for `rows` rows; gridDim.x is limited to 2^31 - 1.
 fn grid(rows: usize, plan: &BlockPlan) -> Result<u32> {
-    let blocks = rows.div_ceil(plan.rows_per_block as usize);
-    u32::try_from(blocks)
-        .ok()
-        .filter(|&b| b <= i32::MAX as u32)
-        .ok_or_else(|| Error::Invalid("sort: too many rows for one grid".into()))
+    grid_blocks(rows.div_ceil(plan.rows_per_block as usize))
 }
 
 /// Block kernel over uniform rows: `keys[base + r*row_len ..]`, `total` keys from `base`.
@@ -454,7 +683,7 @@ fn launch_rows<K: SortKey, V: SortValue>(
     cfg.grid_dim.0 = grid(nrows, &plan)?;
     let (base, total, row_len, nrows) = (base as u64, total as u64, row_len as u64, nrows as u64);
     let (log_n, rpb, desc) = (plan.log_n, plan.rows_per_block, order.is_descending() as u32);
-    // SAFETY: sort_rows_vtV_K[_V](K* keys, [V* vals,] u64 base, u64 total, u64 row_len,
+    // SAFETY: sort_rows_K[_V](K* keys, [V* vals,] u64 base, u64 total, u64 row_len,
     // u64 nrows, u32 log_n, u32 rpb, u32 desc); rows cover keys[base .. base + total], inside
     // the buffers (checked by the callers), and the block shape is the plan's.
     unsafe {
@@ -466,75 +695,36 @@ fn launch_rows<K: SortKey, V: SortValue>(
             a.arg(&base).arg(&total).arg(&row_len).arg(&nrows).arg(&log_n).arg(&rpb).arg(&desc);
         })?
     };
+    count(1, 0);
     Ok(())
 }
 
-/// Block kernel over listed segments of one size class.
+/// Block kernel over the segments of one size class, listed in the uploaded plan.
 fn launch_segs<K: SortKey, V: SortValue>(
     gpu: &Gpu,
     keys: &mut DeviceBuffer<K>,
     values: Option<&mut DeviceBuffer<V>>,
-    offsets: &DeviceBuffer<u64>,
-    ids: &DeviceBuffer<u32>,
-    nrows: usize,
-    plan: BlockPlan,
+    words: &DeviceBuffer<u64>,
+    class: &ClassLaunch,
     order: Order,
 ) -> Result<()> {
+    let plan = class.plan;
     let (func, mut cfg) = block_function::<K, V>(gpu, "segs", &plan, values.is_some())?;
-    cfg.grid_dim.0 = grid(nrows, &plan)?;
-    let nrows = nrows as u64;
+    cfg.grid_dim.0 = grid(class.rows, &plan)?;
+    let (ids_at, nrows) = (class.ids_at as u64, class.rows as u64);
     let (log_n, rpb, desc) = (plan.log_n, plan.rows_per_block, order.is_descending() as u32);
-    // SAFETY: sort_segs_vtV_K[_V](K* keys, [V* vals,] const u64* offsets, const u32* ids,
-    // u64 nrows, u32 log_n, u32 rpb, u32 desc); the offsets were validated against the keys'
-    // length and every listed segment has at most 2^log_n keys.
+    // SAFETY: sort_segs_K[_V](K* keys, [V* vals,] const u64* plan, u64 ids_at, u64 nrows,
+    // u32 log_n, u32 rpb, u32 desc); the plan holds the offsets (validated against the keys'
+    // length) and, from ids_at, nrows segment ids of at most 2^log_n keys each.
     unsafe {
         gpu.launch(&func, cfg, |a| {
             a.arg(keys);
             if let Some(v) = values {
                 a.arg(v);
             }
-            a.arg(offsets).arg(ids).arg(&nrows).arg(&log_n).arg(&rpb).arg(&desc);
+            a.arg(words).arg(&ids_at).arg(&nrows).arg(&log_n).arg(&rpb).arg(&desc);
         })?
     };
-    Ok(())
-}
-
-/// One merge pass over `[base, base + n)`: runs of `width` from `src` merged into `dst`.
-fn launch_merge<K: SortKey, V: SortValue>(
-    gpu: &Gpu,
-    src: &DeviceBuffer<K>,
-    src_v: Option<&DeviceBuffer<V>>,
-    dst: &mut DeviceBuffer<K>,
-    dst_v: Option<&mut DeviceBuffer<V>>,
-    base: usize,
-    n: usize,
-    width: usize,
-    order: Order,
-) -> Result<()> {
-    let pairs = src_v.is_some() && dst_v.is_some();
-    let func = gpu.function(MODULE, &kernel_name::<K, V>("merge", None, pairs))?;
-    let threads = 256;
-    let cfg = LaunchConfig {
-        grid_dim: (gpu.grid_for(n.div_ceil(MERGE_PER_THREAD), threads), 1, 1),
-        block_dim: (threads, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let (base, n, width, desc) = (base as u64, n as u64, width as u64, order.is_descending() as u32);
-    // SAFETY: sort_merge_K[_V](const K* src, [const V* src_vals,] K* dst, [V* dst_vals,]
-    // u64 base, u64 n, u64 width, u32 desc); src and dst (and the value buffers) all hold at
-    // least base + n elements.
-    unsafe {
-        gpu.launch(&func, cfg, |a| {
-            a.arg(src);
-            if let (Some(sv), true) = (src_v, pairs) {
-                a.arg(sv);
-            }
-            a.arg(dst);
-            if let (Some(dv), true) = (dst_v, pairs) {
-                a.arg(dv);
-            }
-            a.arg(&base).arg(&n).arg(&width).arg(&desc);
-        })?
-    };
+    count(1, 0);
     Ok(())
 }
