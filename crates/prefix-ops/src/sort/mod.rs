@@ -45,6 +45,8 @@ pub mod emulate;
 pub mod gpu;
 mod key;
 pub mod network;
+mod quick;
+mod regnet;
 mod radix;
 mod simd;
 mod tuning;
