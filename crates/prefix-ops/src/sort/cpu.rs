@@ -31,7 +31,7 @@ pub const RADIX_ROW_MIN: usize = 256;
 /// prefix sums cost more than they share out.
 pub const RADIX_PAR_MIN: usize = 1 << 16;
 
-pub use super::radix::{PAR_DIGIT_BITS, SEQ_DIGIT_BITS};
+pub use super::radix::{MSD_DIGIT_BITS, PAR_DIGIT_BITS, SEQ_DIGIT_BITS};
 
 /// Rows (and segments, and arrays below [`RADIX_PAR_MIN`]) of 32-bit keys longer than the
 /// network's and at most this long sort by the vectorised quicksort when the CPU has AVX2,

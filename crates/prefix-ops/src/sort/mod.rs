@@ -52,7 +52,8 @@ mod simd;
 mod tuning;
 
 pub use cpu::{
-    CpuPlan, NETWORK_MAX_LEN, PAR_DIGIT_BITS, RADIX_PAR_MIN, RADIX_ROW_MIN, SEQ_DIGIT_BITS, plan_cpu,
+    CpuPlan, MSD_DIGIT_BITS, NETWORK_MAX_LEN, PAR_DIGIT_BITS, QUICK_MAX_LEN, RADIX_PAR_MIN, RADIX_ROW_MIN,
+    SEQ_DIGIT_BITS, plan_cpu,
     plan_cpu_with,
 };
 pub use key::{SortBits, SortKey, SortValue};
