@@ -46,15 +46,14 @@ pub mod gpu;
 mod key;
 pub mod network;
 mod quick;
-mod regnet;
 mod radix;
+mod regnet;
 mod simd;
 mod tuning;
 
 pub use cpu::{
     CpuPlan, MSD_DIGIT_BITS, NETWORK_MAX_LEN, PAR_DIGIT_BITS, QUICK_MAX_LEN, RADIX_PAR_MIN, RADIX_ROW_MIN,
-    SEQ_DIGIT_BITS, plan_cpu,
-    plan_cpu_with,
+    SEQ_DIGIT_BITS, plan_cpu, plan_cpu_with,
 };
 pub use key::{SortBits, SortKey, SortValue};
 pub use tuning::{KERNEL as TUNING_KERNEL, SortTuning};

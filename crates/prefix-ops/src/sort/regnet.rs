@@ -289,7 +289,8 @@ mod tests {
             return;
         }
         for n in [1, 63, 64, 65, 200, 256] {
-            let mut v: Vec<u32> = (0..n as u32).map(|i| if i % 3 == 0 { u32::MAX } else { n as u32 - i }).collect();
+            let mut v: Vec<u32> =
+                (0..n as u32).map(|i| if i % 3 == 0 { u32::MAX } else { n as u32 - i }).collect();
             let mut want = v.clone();
             want.sort_unstable();
             // SAFETY: AVX2 checked above.
