@@ -1,6 +1,8 @@
 //! The CPU paths: bitonic networks for short rows (in AVX2 registers where the CPU has them),
-//! the standard library's sort for rows up to [`RADIX_ROW_MIN`], LSD radix sorts for longer rows
-//! (one thread each) and for whole arrays (all threads), and the dispatcher choosing.
+//! for 32-bit keys on AVX2 CPUs the register network and the vectorised quicksort up to
+//! [`QUICK_MAX_LEN`], otherwise the standard library's sort for rows up to [`RADIX_ROW_MIN`] and
+//! one-thread LSD radix sorts for longer rows; whole arrays by an MSD scatter into cache-sized
+//! buckets sorted one per thread; and the dispatcher choosing.
 
 use rayon::prelude::*;
 

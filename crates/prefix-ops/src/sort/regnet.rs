@@ -103,7 +103,7 @@ mod x86 {
             if h < log_r {
                 flip_regs(v, 1 << s);
             } else {
-                // SAFETY (all lane steps): AVX2 is enabled in every caller (`sort_regs`).
+                // SAFETY: AVX2 is enabled in every caller (`sort_regs`), here and below.
                 unsafe { flip_lanes(v, h - log_r) };
             }
             // The half-cleaners inside lanes touch one register each: all of a stage's in a row.
