@@ -1,6 +1,8 @@
 //! The CPU paths: bitonic networks for short rows (in AVX2 registers where the CPU has them),
-//! the standard library's sort for rows up to [`RADIX_ROW_MIN`], LSD radix sorts for longer rows
-//! (one thread each) and for whole arrays (all threads), and the dispatcher choosing.
+//! for 32-bit keys on AVX2 CPUs the register network and the vectorised quicksort up to
+//! [`QUICK_MAX_LEN`], otherwise the standard library's sort for rows up to [`RADIX_ROW_MIN`] and
+//! one-thread LSD radix sorts for longer rows; whole arrays by an MSD scatter into cache-sized
+//! buckets sorted one per thread; and the dispatcher choosing.
 
 use rayon::prelude::*;
 
@@ -31,7 +33,12 @@ pub const RADIX_ROW_MIN: usize = 256;
 /// prefix sums cost more than they share out.
 pub const RADIX_PAR_MIN: usize = 1 << 16;
 
-pub use super::radix::{PAR_DIGIT_BITS, SEQ_DIGIT_BITS};
+pub use super::radix::{MSD_DIGIT_BITS, PAR_DIGIT_BITS, SEQ_DIGIT_BITS};
+
+/// Rows (and segments, and arrays below [`RADIX_PAR_MIN`]) of 32-bit keys longer than the
+/// network's and at most this long sort by the vectorised quicksort when the CPU has AVX2,
+/// whatever the radix threshold says.
+pub const QUICK_MAX_LEN: usize = 1 << 16;
 
 /// Keys per rayon task when rows are short, so a task amortises its scheduling cost.
 const KEYS_PER_TASK: usize = 1 << 14;
@@ -170,10 +177,56 @@ pub(super) fn segments_by_key<K: SortKey, V: Copy + Send + Sync>(
 pub(super) fn whole<K: SortKey>(keys: &mut [K], order: Order, t: &SortTuning) {
     let flip = order.flip::<K::Bits>();
     if keys.len() < t.radix_par_min {
-        row_keys(keys, flip, &mut RowScratch::default(), t);
-    } else {
-        super::radix::sort_par(keys, K::Bits::BITS, |k| radix_key(k, flip));
+        return row_keys(keys, flip, &mut RowScratch::default(), t);
     }
+    let key = |k: &K| radix_key(k, flip);
+    let Some(b) = super::radix::scatter_msd(keys, K::Bits::BITS, &key) else { return };
+    split_segments(keys, &b.starts).into_par_iter().zip(split_buckets(&b)).for_each_init(
+        RowScratch::default,
+        |s, (dst, src)| {
+            if src.len() > MSD_BUCKET_MAX {
+                dst.copy_from_slice(src);
+                super::radix::sort_par(dst, K::Bits::BITS, key);
+            } else {
+                bucket_keys(src, dst, flip, s, t);
+            }
+        },
+    );
+}
+
+/// Sorts a large array of elements stably by `key`: the MSD scatter, then every bucket by the
+/// one-thread LSD sort in cache.
+fn sort_stable<E: Copy + Send + Sync>(data: &mut [E], key_bits: u32, key: &(impl Fn(&E) -> u64 + Sync)) {
+    let Some(b) = super::radix::scatter_msd(data, key_bits, key) else { return };
+    split_segments(data, &b.starts).into_par_iter().zip(split_buckets(&b)).for_each_init(
+        Vec::new,
+        |tmp, (dst, src)| {
+            dst.copy_from_slice(src);
+            if dst.len() > MSD_BUCKET_MAX {
+                super::radix::sort_par(dst, key_bits, key);
+            } else {
+                super::radix::sort_seq(dst, tmp, key_bits, key);
+            }
+        },
+    );
+}
+
+/// Buckets of the whole-array sort longer than this (skewed keys) sort by the parallel LSD
+/// sort; shorter ones on one thread, in cache.
+const MSD_BUCKET_MAX: usize = 1 << 16;
+
+/// The buckets of `b` as shared slices.
+fn split_buckets<E>(b: &super::radix::Buckets<E>) -> Vec<&[E]> {
+    b.starts.windows(2).map(|w| &b.keys[w[0]..w[1]]).collect()
+}
+
+/// Sorts the keys of one bucket `src` into `dst` (as long) on the calling thread.
+fn bucket_keys<K: SortKey>(src: &[K], dst: &mut [K], flip: K::Bits, s: &mut RowScratch<K>, t: &SortTuning) {
+    if src.len() > t.network_len() && quick_bits(src, flip, s) {
+        return from_bits(dst, &s.bits, flip);
+    }
+    dst.copy_from_slice(src);
+    row_keys(dst, flip, s, t);
 }
 
 pub(super) fn whole_by_key<K: SortKey, V: Copy + Send + Sync>(
@@ -190,12 +243,12 @@ pub(super) fn whole_by_key<K: SortKey, V: Copy + Send + Sync>(
     if size_of::<V>() <= size_of::<u64>() || keys.len() > u32::MAX as usize {
         // Small values ride along with their keys: one stream to scatter, no gather.
         let mut pairs: Vec<(K, V)> = keys.par_iter().copied().zip(values.par_iter().copied()).collect();
-        super::radix::sort_par(&mut pairs, K::Bits::BITS, |p| radix_key(&p.0, flip));
+        sort_stable(&mut pairs, K::Bits::BITS, &|p: &(K, V)| radix_key(&p.0, flip));
         unzip_into(&pairs, keys, values, |p| *p);
     } else {
         // Large values move once: sort (key, position) pairs, then gather.
         let mut tagged: Vec<(K, u32)> = keys.par_iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
-        super::radix::sort_par(&mut tagged, K::Bits::BITS, |p| radix_key(&p.0, flip));
+        sort_stable(&mut tagged, K::Bits::BITS, &|p: &(K, u32)| radix_key(&p.0, flip));
         let old: Vec<V> = values.to_vec();
         unzip_into(&tagged, keys, values, |&(k, i)| (k, old[i as usize]));
     }
@@ -219,11 +272,12 @@ fn unzip_into<P: Sync, K: Send, V: Send>(
 struct RowScratch<K: SortKey> {
     bits: Vec<K::Bits>,
     tmp: Vec<K>,
+    tmp32: Vec<u32>,
 }
 
 impl<K: SortKey> Default for RowScratch<K> {
     fn default() -> Self {
-        RowScratch { bits: Vec::new(), tmp: Vec::new() }
+        RowScratch { bits: Vec::new(), tmp: Vec::new(), tmp32: Vec::new() }
     }
 }
 
@@ -232,8 +286,12 @@ impl<K: SortKey> Default for RowScratch<K> {
 fn row_keys<K: SortKey>(row: &mut [K], flip: K::Bits, s: &mut RowScratch<K>, t: &SortTuning) {
     let len = row.len();
     if len <= t.network_len() {
-        network_keys(row, flip)
-    } else if len < t.radix_row_min {
+        return network_keys(row, flip);
+    }
+    if len <= QUICK_MAX_LEN && quick_keys(row, flip, s) {
+        return;
+    }
+    if len < t.radix_row_min {
         per_row_keys(row, flip, &mut s.bits)
     } else {
         super::radix::sort_seq(row, &mut s.tmp, K::Bits::BITS, |k| radix_key(k, flip))
@@ -273,6 +331,39 @@ pub(super) fn network_keys<K: SortKey>(row: &mut [K], flip: K::Bits) {
         _ => sort_bits(&mut buf[..32]),
     }
     for (k, b) in row.iter_mut().zip(buf.iter()) {
+        *k = K::from_bits_ordered(b.xor(flip));
+    }
+}
+
+/// One row of 32-bit keys by the vectorised quicksort on the ordered bits (AVX2). Returns
+/// `false`, touching nothing, where it does not apply (64-bit keys, no AVX2).
+fn quick_keys<K: SortKey>(row: &mut [K], flip: K::Bits, s: &mut RowScratch<K>) -> bool {
+    let sorted = quick_bits(row, flip, s);
+    if sorted {
+        from_bits(row, &s.bits, flip);
+    }
+    sorted
+}
+
+/// The ordered bits of `src`, sorted by the vectorised quicksort, into `s.bits`; `false`
+/// where that sort does not apply (64-bit keys, no AVX2).
+fn quick_bits<K: SortKey>(src: &[K], flip: K::Bits, s: &mut RowScratch<K>) -> bool {
+    if !super::quick::available::<K>() {
+        return false;
+    }
+    s.bits.clear();
+    s.bits.extend(src.iter().map(|k| k.to_bits_ordered().xor(flip)));
+    let Some(bits) = (&mut s.bits as &mut dyn std::any::Any).downcast_mut::<Vec<u32>>() else {
+        return false;
+    };
+    s.tmp32.resize(src.len(), 0);
+    super::quick::sort(bits, &mut s.tmp32);
+    true
+}
+
+/// Keys back from their ordered bits.
+fn from_bits<K: SortKey>(dst: &mut [K], bits: &[K::Bits], flip: K::Bits) {
+    for (k, b) in dst.iter_mut().zip(bits) {
         *k = K::from_bits_ordered(b.xor(flip));
     }
 }

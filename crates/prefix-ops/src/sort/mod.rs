@@ -20,9 +20,11 @@
 //! order is total on bit patterns, so equal keys are identical.)
 //!
 //! On the CPU, short rows go through a branch-free bitonic network ([`network`], in AVX2
-//! registers where available), medium rows through `sort_unstable`, longer rows through a
-//! one-thread LSD radix sort each, and whole arrays through a parallel LSD radix sort;
-//! [`plan_cpu`] is the dispatcher. The GPU versions live in [`gpu`]; [`emulate`] is a CPU model
+//! registers where available); longer rows of 32-bit keys on AVX2 CPUs through the comb network
+//! on one row in registers (up to 256 keys) or a vectorised quicksort down to it (up to
+//! [`QUICK_MAX_LEN`]); other medium rows through `sort_unstable`, longer ones through a
+//! one-thread LSD radix sort each; whole arrays through one parallel MSD scatter into
+//! cache-sized buckets, each then sorted on one thread. [`plan_cpu`] is the dispatcher. The GPU versions live in [`gpu`]; [`emulate`] is a CPU model
 //! of the GPU kernel's schedule.
 //!
 //! ```
@@ -45,13 +47,15 @@ pub mod emulate;
 pub mod gpu;
 mod key;
 pub mod network;
+mod quick;
 mod radix;
+mod regnet;
 mod simd;
 mod tuning;
 
 pub use cpu::{
-    CpuPlan, NETWORK_MAX_LEN, PAR_DIGIT_BITS, RADIX_PAR_MIN, RADIX_ROW_MIN, SEQ_DIGIT_BITS, plan_cpu,
-    plan_cpu_with,
+    CpuPlan, MSD_DIGIT_BITS, NETWORK_MAX_LEN, PAR_DIGIT_BITS, QUICK_MAX_LEN, RADIX_PAR_MIN, RADIX_ROW_MIN,
+    SEQ_DIGIT_BITS, plan_cpu, plan_cpu_with,
 };
 pub use key::{SortBits, SortKey, SortValue};
 pub use tuning::{KERNEL as TUNING_KERNEL, SortTuning};

@@ -228,6 +228,85 @@ where
     }
 }
 
+/// Digit width of the most-significant-digit pass of whole arrays (a tuning parameter): 2^12
+/// buckets cut 2^24 uniform keys into buckets of 4096, which the second stage sorts inside the
+/// L1 and L2 caches, while 2^12 write-combining lines still fit the L2 cache.
+pub const MSD_DIGIT_BITS: u32 = 12;
+
+/// The result of [`scatter_msd`]: the elements grouped by their top varying digit.
+pub(crate) struct Buckets<E> {
+    /// The elements, bucket after bucket, each bucket in input order.
+    pub(crate) keys: Vec<E>,
+    /// `starts[b] .. starts[b + 1]` is bucket `b` (2^[`MSD_DIGIT_BITS`] + 1 entries).
+    pub(crate) starts: Vec<usize>,
+}
+
+/// The first stage of the whole-array sort: one stable counting scatter of `data` by the
+/// [`MSD_DIGIT_BITS`] highest bits that vary over the input (one read finds them and counts
+/// them; a second only when the keys' top bits are constant), into a new buffer. Returns `None`
+/// when every key is the same, or there are fewer than two keys (nothing to do).
+pub(crate) fn scatter_msd<E, F>(data: &[E], key_bits: u32, key: &F) -> Option<Buckets<E>>
+where
+    E: Copy + Send + Sync,
+    F: Fn(&E) -> u64 + Sync,
+{
+    const D: u32 = MSD_DIGIT_BITS;
+    type P<E, F> = Par<E, F, D, 1>;
+    let n = data.len();
+    let &first = data.first()?;
+    let chunks = rayon::current_num_threads().max(n.div_ceil(u32::MAX as usize)).max(1);
+    let chunk = n.div_ceil(chunks);
+    let chunks = n.div_ceil(chunk);
+    let k0 = key(&first);
+    let top = key_bits.saturating_sub(D);
+    let counted: Vec<(u64, Vec<u32>)> = data
+        .par_chunks(chunk)
+        .map(|c| {
+            let mut h = vec![0u32; 1 << D];
+            let mut diff = 0;
+            for x in c {
+                let k = key(x);
+                diff |= k ^ k0;
+                h[((k >> top) & P::<E, F>::MASK) as usize] += 1;
+            }
+            (diff, h)
+        })
+        .collect();
+    let diff = counted.iter().fold(0, |a, (d, _)| a | d);
+    if diff == 0 {
+        return None;
+    }
+    // The highest varying bit tops the digit; bits above it are the same in every key.
+    let shift = (u64::BITS - diff.leading_zeros()).saturating_sub(D);
+    let counts: Vec<Vec<u32>> = if shift == top {
+        counted.into_iter().map(|(_, h)| h).collect()
+    } else {
+        data.par_chunks(chunk)
+            .map(|c| {
+                let mut h = vec![0u32; 1 << D];
+                for x in c {
+                    h[((key(x) >> shift) & P::<E, F>::MASK) as usize] += 1;
+                }
+                h
+            })
+            .collect()
+    };
+    let global: Vec<usize> = (0..1 << D).map(|b| counts.iter().map(|h| h[b] as usize).sum()).collect();
+    let mut out: Vec<E> = Vec::with_capacity(n);
+    let target = Target { dst: Buffer(out.as_mut_ptr()), chunk, chunks, next_shift: None };
+    data.par_chunks(chunk).zip(chunk_offsets(&global, &counts)).for_each(|(c, mut off)| {
+        // SAFETY: chunk t writes bucket b's positions off[b] .. off[b] + counts[t][b], which no
+        // other chunk writes, all below n; `out` has room for n elements.
+        unsafe { P::<E, F>::scatter(c, &target, &mut off, shift, key) };
+    });
+    // SAFETY: the scatter wrote each of the n positions (it is a permutation).
+    unsafe { out.set_len(n) };
+    let mut starts = vec![0; (1 << D) + 1];
+    exclusive_prefix(&global, &mut starts[..1 << D]);
+    starts[1 << D] = n;
+    Some(Buckets { keys: out, starts })
+}
+
 /// Copies `len` elements; a full line (`len == w` elements of 64 bytes in all) as one
 /// fixed-size move, which compiles to two or four vector stores instead of a `memcpy` call.
 ///

@@ -1,0 +1,288 @@
+//! Vectorised quicksort of 32-bit ordered bits (AVX2): partitions eight keys at a time, hands
+//! parts of at most 256 keys to the register network ([`super::regnet`]).
+//!
+//! A partition compares a register of keys with the pivot, turns the comparison into an 8-bit
+//! mask and permutes the register through a 256-entry table so that the keys `<= pivot` come
+//! first; the register is then stored twice, at the left end of the destination (the small
+//! keys count) and ending at the right end (the large ones count), the way vqsort and
+//! x86-simd-sort do. Partitions go from one buffer to the other and back (the row and a scratch
+//! row), so no pass copies. The part of all keys `<= pivot` cannot happen twice in a row (the
+//! second partition splits off the keys equal to the maximum), a part whose keys are all equal
+//! stops at once, and past a depth of `2 log2 n` the part falls back to `sort_unstable`, so the
+//! worst case stays `O(n log n)`.
+
+use super::key::{SortBits, SortKey};
+
+/// True when [`sort`] runs for keys `K`: 32-bit keys on a CPU with AVX2.
+pub(super) fn available<K: SortKey>() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if K::Bits::BITS == 32 && std::arch::is_x86_feature_detected!("avx2") {
+        return true;
+    }
+    false
+}
+
+/// Sorts `keys` ascending; `tmp` is scratch, at least as long.
+///
+/// # Panics
+/// When [`available`] is false for 32-bit keys (no AVX2), or `tmp` is too short.
+pub(super) fn sort(keys: &mut [u32], tmp: &mut [u32]) {
+    assert!(available::<u32>(), "the vectorised quicksort needs AVX2");
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the CPU has AVX2 (asserted).
+    unsafe {
+        x86::sort(keys, tmp)
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use super::super::regnet::{self, MAX_KEYS};
+
+    /// Lanes of a register.
+    const LANES: usize = 8;
+
+    /// `PERM[m]`: lane indices that put the lanes whose bit in `m` is clear first (in order), then
+    /// the others (in order).
+    static PERM: [[u32; LANES]; 256] = {
+        let mut t = [[0u32; LANES]; 256];
+        let mut m = 0;
+        while m < 256 {
+            let mut k = 0;
+            let mut l = 0;
+            while l < LANES {
+                if m & (1 << l) == 0 {
+                    t[m][k] = l as u32;
+                    k += 1;
+                }
+                l += 1;
+            }
+            l = 0;
+            while l < LANES {
+                if m & (1 << l) != 0 {
+                    t[m][k] = l as u32;
+                    k += 1;
+                }
+                l += 1;
+            }
+            m += 1;
+        }
+        t
+    };
+
+    /// Sorts `keys` ascending; `tmp` is scratch of at least `keys.len()` elements.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn sort(keys: &mut [u32], tmp: &mut [u32]) {
+        let n = keys.len();
+        let depth = 2 * (usize::BITS - n.leading_zeros());
+        sort_in_place(keys, &mut tmp[..n], depth);
+    }
+
+    /// Sorts `a` where it lies, `b` (as long) as scratch.
+    #[target_feature(enable = "avx2")]
+    fn sort_in_place(a: &mut [u32], b: &mut [u32], depth: u32) {
+        let n = a.len();
+        if n <= 1 {
+            return;
+        }
+        if n <= MAX_KEYS {
+            // SAFETY: AVX2 is enabled here.
+            return unsafe { regnet::sort_in_place(a) };
+        }
+        if depth == 0 {
+            return a.sort_unstable();
+        }
+        let Some(left) = split(a, b) else { return };
+        let (al, ar) = a.split_at_mut(left);
+        let (bl, br) = b.split_at_mut(left);
+        sort_to(bl, al, depth - 1);
+        sort_to(br, ar, depth - 1);
+    }
+
+    /// Sorts the keys of `a` into `b` (as long); `a` is left as scratch.
+    #[target_feature(enable = "avx2")]
+    fn sort_to(a: &mut [u32], b: &mut [u32], depth: u32) {
+        let n = a.len();
+        if n <= MAX_KEYS {
+            // SAFETY: AVX2 is enabled here.
+            return unsafe { regnet::sort_into(a, b) };
+        }
+        if depth == 0 {
+            b.copy_from_slice(a);
+            return b.sort_unstable();
+        }
+        let Some(left) = split(a, b) else { return b.copy_from_slice(a) };
+        let (al, ar) = a.split_at_mut(left);
+        let (bl, br) = b.split_at_mut(left);
+        sort_in_place(bl, al, depth - 1);
+        sort_in_place(br, ar, depth - 1);
+    }
+
+    /// Partitions `src` into `dst` around a sampled pivot: `dst[..left] <= dst[left..]`, both
+    /// parts non-empty. `None` when every key of `src` is the same (nothing written).
+    #[target_feature(enable = "avx2")]
+    fn split(src: &[u32], dst: &mut [u32]) -> Option<usize> {
+        let pivot = sample_pivot(src);
+        let (left, min, max) = partition(src, dst, pivot);
+        if min == max {
+            return None;
+        }
+        if left < src.len() {
+            return Some(left);
+        }
+        // Every key was <= the pivot, a sampled key, so the pivot is the maximum and above the
+        // minimum: splitting off the keys equal to it leaves two non-empty parts.
+        Some(partition(src, dst, pivot - 1).0)
+    }
+
+    /// The median of nine keys spread over `src` (at least nine keys long).
+    fn sample_pivot(src: &[u32]) -> u32 {
+        let step = src.len() / 9;
+        let mut s: [u32; 9] = std::array::from_fn(|i| src[i * step + step / 2]);
+        s.sort_unstable();
+        s[4]
+    }
+
+    /// Writes the keys of `src` that are `<= pivot` to the front of `dst` and the others to the
+    /// back; returns how many went to the front, and the minimum and maximum key.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn partition(src: &[u32], dst: &mut [u32], pivot: u32) -> (usize, u32, u32) {
+        let n = src.len();
+        assert_eq!(dst.len(), n, "partition: destination length");
+        let whole = n - n % LANES;
+        let (mut l, mut r) = (0usize, n);
+        let (mut lo, mut hi) = (u32::MAX, 0u32);
+        // The tail first, so that the vector loop always has a multiple of eight slots left.
+        for &x in &src[whole..] {
+            lo = lo.min(x);
+            hi = hi.max(x);
+            if x > pivot {
+                r -= 1;
+                dst[r] = x;
+            } else {
+                dst[l] = x;
+                l += 1;
+            }
+        }
+        let bias = _mm256_set1_epi32(i32::MIN);
+        let p = _mm256_xor_si256(_mm256_set1_epi32(pivot as i32), bias);
+        let (mut vlo, mut vhi) = (_mm256_set1_epi32(-1), _mm256_setzero_si256());
+        let out = dst.as_mut_ptr();
+        for c in src[..whole].chunks_exact(LANES) {
+            // SAFETY: c holds eight keys.
+            let v = unsafe { _mm256_loadu_si256(c.as_ptr().cast()) };
+            vlo = _mm256_min_epu32(vlo, v);
+            vhi = _mm256_max_epu32(vhi, v);
+            let gt = _mm256_cmpgt_epi32(_mm256_xor_si256(v, bias), p);
+            let mask = _mm256_movemask_ps(_mm256_castsi256_ps(gt)) as usize;
+            // SAFETY: mask < 256 (eight sign bits); PERM's rows are eight lanes.
+            let perm = unsafe { _mm256_loadu_si256(PERM.get_unchecked(mask).as_ptr().cast()) };
+            let v = _mm256_permutevar8x32_epi32(v, perm);
+            let big = mask.count_ones() as usize;
+            // SAFETY: r - l is a multiple of eight and at least eight (the slots of the keys not
+            // yet placed), so both stores stay inside dst[l .. r]. The right store goes first:
+            // the left one may overwrite its low lanes (keys already stored on the left) but
+            // never its high ones unless r - l == 8, where both stores write the same.
+            unsafe {
+                _mm256_storeu_si256(out.add(r - LANES).cast(), v);
+                _mm256_storeu_si256(out.add(l).cast(), v);
+            }
+            l += LANES - big;
+            r -= big;
+        }
+        debug_assert_eq!(l, r);
+        (l, lo.min(hmin(vlo)), hi.max(hmax(vhi)))
+    }
+
+    /// The smallest lane.
+    #[target_feature(enable = "avx2")]
+    fn hmin(v: __m256i) -> u32 {
+        let mut a = [0u32; LANES];
+        // SAFETY: a has eight lanes.
+        unsafe { _mm256_storeu_si256(a.as_mut_ptr().cast(), v) };
+        a.into_iter().min().unwrap_or(u32::MAX)
+    }
+
+    /// The largest lane.
+    #[target_feature(enable = "avx2")]
+    fn hmax(v: __m256i) -> u32 {
+        let mut a = [0u32; LANES];
+        // SAFETY: a has eight lanes.
+        unsafe { _mm256_storeu_si256(a.as_mut_ptr().cast(), v) };
+        a.into_iter().max().unwrap_or(0)
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+
+    fn bits(seed: u64, n: usize, modulus: u32) -> Vec<u32> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                let mut z = s;
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                ((z ^ (z >> 31)) as u32) % modulus
+            })
+            .collect()
+    }
+
+    /// Inputs that stress the pivot: random, few distinct, all equal, sorted, reversed, organ
+    /// pipe, one distinct maximum, runs of the maximum.
+    fn shapes(n: usize) -> Vec<(&'static str, Vec<u32>)> {
+        let i = 0..n as u32;
+        vec![
+            ("random", bits(n as u64, n, u32::MAX)),
+            ("few", bits(n as u64 + 1, n, 4)),
+            ("equal", vec![42; n]),
+            ("sorted", i.clone().collect()),
+            ("reversed", i.clone().rev().collect()),
+            ("pipe", i.clone().map(|x| x.min(n as u32 - x)).collect()),
+            ("one max", i.clone().map(|x| if x == 5 { u32::MAX } else { 7 }).collect()),
+            ("max runs", i.map(|x| if x % 3 == 0 { u32::MAX } else { x % 5 }).collect()),
+        ]
+    }
+
+    #[test]
+    fn awkward_lengths_and_shapes_against_std() {
+        if !available::<u32>() {
+            return;
+        }
+        for n in [0, 1, 9, 255, 256, 257, 263, 511, 512, 1000, 4096, 4099, 10007] {
+            for (what, input) in shapes(n) {
+                let mut want = input.clone();
+                want.sort_unstable();
+                let mut got = input;
+                sort(&mut got, &mut vec![0; n]);
+                assert_eq!(got, want, "{what}, n = {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn partition_places_every_key_once() {
+        if !available::<u32>() {
+            return;
+        }
+        for n in [8, 13, 64, 77] {
+            let input = bits(3 * n as u64, n, 100);
+            let mut dst = vec![0; n];
+            // SAFETY: AVX2 checked above.
+            let (left, lo, hi) = unsafe { x86::partition(&input, &mut dst, 50) };
+            assert!(dst[..left].iter().all(|&x| x <= 50) && dst[left..].iter().all(|&x| x > 50));
+            let (mut a, mut b) = (input.clone(), dst);
+            a.sort_unstable();
+            b.sort_unstable();
+            assert_eq!(a, b);
+            assert_eq!((lo, hi), (a[0], a[n - 1]));
+        }
+    }
+}
