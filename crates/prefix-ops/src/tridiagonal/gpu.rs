@@ -64,8 +64,11 @@ pub fn choose(m: usize, systems: usize, layout: Layout, elem_bytes: usize) -> So
 /// The threshold compares power-of-two buckets (`"G <= 2^k"`) so that the choice is constant over
 /// a tuning bucket.
 pub fn choose_on(sm_count: u32, m: usize, systems: usize, layout: Layout, elem_bytes: usize) -> Solver {
-    let fill = (THOMAS_SYSTEMS_PER_SM * sm_count.max(1) as usize).next_power_of_two();
-    if layout == Layout::Interleaved && systems.next_power_of_two() >= fill {
+    // Saturating buckets: any `systems` or `sm_count` a caller passes gives a choice, never an
+    // overflow (a batch that large is rejected later, when it is allocated).
+    let bucket = |n: usize| n.checked_next_power_of_two().unwrap_or(usize::MAX);
+    let fill = bucket(THOMAS_SYSTEMS_PER_SM.saturating_mul(sm_count.max(1) as usize));
+    if layout == Layout::Interleaved && bucket(systems) >= fill {
         Solver::Thomas
     } else if m <= 1024 {
         Solver::CrPcr { pcr_size: 64 }
