@@ -29,6 +29,8 @@ mod x86 {
     use std::arch::x86_64::*;
 
     use super::{SortBits, SortKey};
+    // The 8 x 8 transpose is the register network's (its own inverse).
+    use crate::sort::regnet::transpose;
 
     /// Rows per register group: the lanes of a 256-bit register of `u32`.
     const GROUP: usize = 8;
@@ -119,38 +121,5 @@ mod x86 {
             }
             size *= 2;
         }
-    }
-
-    /// The 8 x 8 transpose of 32-bit lanes: register `j` of the result holds lane `j` of every
-    /// input register. Its own inverse.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn transpose(r: [__m256i; GROUP]) -> [__m256i; GROUP] {
-        let t0 = _mm256_unpacklo_epi32(r[0], r[1]);
-        let t1 = _mm256_unpackhi_epi32(r[0], r[1]);
-        let t2 = _mm256_unpacklo_epi32(r[2], r[3]);
-        let t3 = _mm256_unpackhi_epi32(r[2], r[3]);
-        let t4 = _mm256_unpacklo_epi32(r[4], r[5]);
-        let t5 = _mm256_unpackhi_epi32(r[4], r[5]);
-        let t6 = _mm256_unpacklo_epi32(r[6], r[7]);
-        let t7 = _mm256_unpackhi_epi32(r[6], r[7]);
-        let u0 = _mm256_unpacklo_epi64(t0, t2);
-        let u1 = _mm256_unpackhi_epi64(t0, t2);
-        let u2 = _mm256_unpacklo_epi64(t1, t3);
-        let u3 = _mm256_unpackhi_epi64(t1, t3);
-        let u4 = _mm256_unpacklo_epi64(t4, t6);
-        let u5 = _mm256_unpackhi_epi64(t4, t6);
-        let u6 = _mm256_unpacklo_epi64(t5, t7);
-        let u7 = _mm256_unpackhi_epi64(t5, t7);
-        [
-            _mm256_permute2x128_si256::<0x20>(u0, u4),
-            _mm256_permute2x128_si256::<0x20>(u1, u5),
-            _mm256_permute2x128_si256::<0x20>(u2, u6),
-            _mm256_permute2x128_si256::<0x20>(u3, u7),
-            _mm256_permute2x128_si256::<0x31>(u0, u4),
-            _mm256_permute2x128_si256::<0x31>(u1, u5),
-            _mm256_permute2x128_si256::<0x31>(u2, u6),
-            _mm256_permute2x128_si256::<0x31>(u3, u7),
-        ]
     }
 }
