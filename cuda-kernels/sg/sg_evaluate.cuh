@@ -66,6 +66,8 @@ struct SgWalk {
                 for (int q = 0; q < PT; ++q) {
                     const T* vp = leaf.values + (link + k[q]) * leaf.ncomp + leaf.c0;
                     acc[q] += vp[0] * p[q];
+                    // Not unrolled: unrolling this runtime loop cost 32 registers at pt = 4.
+#pragma unroll 1
                     for (u32 c = 1; c < leaf.nc; ++c) leaf.sacc[((c - 1) * PT + q) * blockDim.x] += vp[c] * p[q];
                 }
                 ++i;

@@ -131,3 +131,74 @@ mod tests {
         }
     }
 }
+
+/// The rows of the book's table (`cargo test -p sg-cuda --lib cost::book -- --nocapture` prints
+/// them), with the claims the book makes about them checked.
+#[cfg(test)]
+mod book {
+    use super::*;
+    use crate::config::{EvalConfig, SpvmConfig, SweepConfig};
+    use crate::occupancy::SmLimits;
+    use crate::plan::{plan_eval, plan_spvm, sweep_min_groups};
+    use crate::tables::{SweepTable, TrieTable};
+    use sg_core::GridSpec;
+
+    const H: SmLimits = SmLimits::H100;
+
+    fn row(what: &str, c: &CallCost) {
+        println!(
+            "| {what} | {} | {} | {:.1} MB | {:.1} MB | {:.2} |",
+            c.launches,
+            c.blocks,
+            c.bytes as f64 / 1e6,
+            c.floor_bytes as f64 / 1e6,
+            c.ratio()
+        );
+    }
+
+    #[test]
+    fn book_rows() {
+        let m = 2_000_000usize;
+        for (d, n) in [(4usize, 14u32), (6, 10), (10, 7)] {
+            let spec = GridSpec::regular(d, n).unwrap();
+            let trie = TrieTable::new(&spec).unwrap().bytes();
+            for ncomp in [1usize, 8] {
+                let shape = (d, m, ncomp);
+                let plan = plan_eval(&EvalConfig::default(), 8, shape, trie, None, &H).unwrap();
+                let now = eval_cost(&plan, 8, shape, spec.len(), trie);
+                let before = eval_cost_per_component(&plan, 8, shape, spec.len(), trie);
+                row(&format!("evaluate f64 ({d}, {n}), s = {ncomp}, before"), &before);
+                row(
+                    &format!(
+                        "evaluate f64 ({d}, {n}), s = {ncomp}, now (pt {}, staged {})",
+                        plan.pt, plan.staged
+                    ),
+                    &now,
+                );
+                assert!(now.ratio() <= before.ratio());
+            }
+            let sweep = SweepConfig::default();
+            let before = SweepTable::for_grid(&spec, sweep.group_points).unwrap();
+            let after = SweepTable::for_grid_filling(
+                &spec,
+                sweep.group_points,
+                sweep_min_groups(&H, sweep.block_size),
+            )
+            .unwrap();
+            row(&format!("hierarchize f64 ({d}, {n}), before"), &sweep_cost(&before, 8, spec.len(), 1));
+            let now = sweep_cost(&after, 8, spec.len(), 1);
+            row(&format!("hierarchize f64 ({d}, {n}), now"), &now);
+            assert_eq!(now.launches, d as u64);
+        }
+        for (p, nsel) in [(10_000usize, 10_000usize), (1 << 20, 64)] {
+            let cfg = SpvmConfig::default();
+            let plan = plan_spvm(&cfg, 8, p, nsel, 32, &H).unwrap();
+            let cols_only = crate::plan::SpvmPlan { chunks: 1, rows_per_chunk: nsel as u32, ..plan };
+            row(&format!("spvm f64 p = {p}, {nsel} rows, before"), &spvm_cost(&cols_only, 8, p, nsel));
+            row(
+                &format!("spvm f64 p = {p}, {nsel} rows, now ({} chunks)", plan.chunks),
+                &spvm_cost(&plan, 8, p, nsel),
+            );
+        }
+    }
+}
