@@ -8,9 +8,9 @@ use crate::launch;
 use crate::occupancy::SmLimits;
 
 /// Registers per thread of `sg_eval_{f32,f64}_dD_p{1,2,4}` (rows `d = 1..=16`, columns
-/// `pt = 1, 2, 4`) and of the generic kernel, from `ptxas -arch=sm_90 -v` on NVRTC 12.9's PTX
-/// (`scripts/ptxas-report.sh --filter sg/eval/`). A count of 255 means ptxas ran out of
-/// registers and spilled.
+/// `pt = 1, 2, 4`) and of the generic kernel, from `ptxas -arch=sm_90 -v` (CUDA 12.9) on NVRTC
+/// 12.9's PTX (`scripts/ptxas-report.sh --filter sg/eval/`). A count of 255 means ptxas ran out of
+/// registers and spilled (f64 at pt 4 from d = 9, and pt 2 at d = 16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EvalRegisters {
     /// `[d - 1][pt index]`.
@@ -26,22 +26,22 @@ pub const EVAL_PTS: [u32; 3] = [1, 2, 4];
 /// ptxas's register counts of the f32 evaluation kernels on sm_90.
 pub const EVAL_REGISTERS_F32: EvalRegisters = EvalRegisters {
     templated: [
-        [26, 32, 40],
-        [28, 32, 40],
-        [31, 38, 64],
-        [31, 40, 64],
-        [32, 47, 78],
-        [32, 56, 114],
-        [40, 64, 114],
-        [52, 72, 128],
-        [61, 91, 146],
-        [52, 96, 158],
-        [56, 99, 201],
-        [56, 105, 220],
-        [64, 105, 209],
-        [68, 122, 226],
-        [78, 149, 241],
-        [80, 143, 255],
+        [32, 32, 36],
+        [28, 32, 48],
+        [28, 38, 60],
+        [32, 44, 72],
+        [32, 60, 90],
+        [35, 62, 110],
+        [51, 70, 122],
+        [62, 80, 138],
+        [62, 96, 153],
+        [64, 104, 163],
+        [55, 103, 211],
+        [63, 109, 229],
+        [69, 117, 218],
+        [68, 123, 225],
+        [77, 133, 238],
+        [80, 159, 253],
     ],
     generic: 32,
 };
@@ -49,24 +49,24 @@ pub const EVAL_REGISTERS_F32: EvalRegisters = EvalRegisters {
 /// ptxas's register counts of the f64 evaluation kernels on sm_90.
 pub const EVAL_REGISTERS_F64: EvalRegisters = EvalRegisters {
     templated: [
-        [29, 32, 44],
-        [32, 46, 68],
-        [36, 50, 100],
-        [37, 64, 111],
-        [42, 78, 159],
-        [50, 88, 184],
-        [56, 104, 188],
-        [63, 134, 214],
-        [70, 148, 255],
-        [86, 146, 255],
-        [84, 162, 255],
-        [100, 177, 255],
-        [106, 189, 255],
-        [114, 183, 255],
-        [101, 198, 255],
-        [113, 255, 255],
+        [31, 32, 48],
+        [29, 38, 76],
+        [32, 55, 96],
+        [38, 67, 149],
+        [45, 79, 158],
+        [52, 95, 188],
+        [59, 124, 198],
+        [66, 140, 242],
+        [80, 138, 255],
+        [80, 168, 255],
+        [94, 168, 255],
+        [102, 176, 255],
+        [109, 190, 255],
+        [108, 204, 255],
+        [123, 252, 255],
+        [130, 255, 255],
     ],
-    generic: 32,
+    generic: 40,
 };
 
 /// ptxas's table for elements of `elem_bytes` bytes (4: f32, else f64).
@@ -83,20 +83,31 @@ pub const MIN_RESIDENT_WARPS: u32 = 16;
 
 /// The points-per-thread decision: among the `pts` whose `regs` do not spill, the one with the
 /// most points in flight per SM (resident warps × pt) at `threads` per block, counting only
-/// those that keep [`MIN_RESIDENT_WARPS`]; ties go to the smaller pt. `pt = 1` when none
-/// qualifies.
+/// those that keep [`MIN_RESIDENT_WARPS`]; ties go to the smaller pt. When none keeps that many
+/// warps, the non-spilling one with the most resident warps; `pt = 1` when all spill.
 pub fn pick_points_per_thread(limits: &SmLimits, threads: u32, pts: &[u32], regs: &[u32]) -> u32 {
-    let mut best = (0u32, 1u32);
-    for (&pt, &r) in pts.iter().zip(regs) {
-        let warps = limits.resident_warps(r, threads, 0);
-        if r >= SPILL_REGISTERS || warps < MIN_RESIDENT_WARPS {
-            continue;
-        }
+    let candidates = || {
+        pts.iter()
+            .zip(regs)
+            .filter(|(_, r)| **r < SPILL_REGISTERS)
+            .map(|(&pt, &r)| (pt, limits.resident_warps(r, threads, 0)))
+    };
+    let mut best = (0u32, 0u32);
+    for (pt, warps) in candidates().filter(|&(_, w)| w >= MIN_RESIDENT_WARPS) {
         if warps * pt > best.0 {
             best = (warps * pt, pt);
         }
     }
-    best.1
+    if best.1 != 0 {
+        return best.1;
+    }
+    let mut most = (0u32, 1u32);
+    for (pt, warps) in candidates() {
+        if warps > most.0 {
+            most = (warps, pt);
+        }
+    }
+    most.1
 }
 
 /// The default pt of the templated kernel for dimension `d` and elements of `elem_bytes`
@@ -279,8 +290,8 @@ pub fn plan_spvm(
     Ok(SpvmPlan { col_blocks, chunks: chunks as u32, rows_per_chunk })
 }
 
-/// Registers per thread of the sweep kernels (ptxas, sm_90: 31 to 38; the largest).
-pub const SWEEP_REGISTERS: u32 = 38;
+/// Registers per thread of the sweep kernels (ptxas, sm_90: 36 to 40; the largest).
+pub const SWEEP_REGISTERS: u32 = 40;
 
 /// Work groups a sweep launch needs to fill the device: every SM holding as many sweep blocks of
 /// `block_size` threads as its registers and warps allow (792 on the H100 at 256 threads).
@@ -302,11 +313,15 @@ mod tests {
         assert_eq!(pick_points_per_thread(&H, 128, &EVAL_PTS, &[32, 64, 255]), 1);
         // pt 2 at 148 registers keeps 12 warps (< 16): pt 1.
         assert_eq!(pick_points_per_thread(&H, 128, &EVAL_PTS, &[70, 148, 255]), 1);
-        // Nothing qualifies: pt 1.
+        // Everything spills: pt 1.
         assert_eq!(pick_points_per_thread(&H, 128, &EVAL_PTS, &[255, 255, 255]), 1);
+        // Nothing keeps 16 warps (f64, d = 16): the non-spilling one with the most warps.
+        assert_eq!(pick_points_per_thread(&H, 128, &EVAL_PTS, &[130, 255, 255]), 1);
+        assert_eq!(pick_points_per_thread(&H, 128, &EVAL_PTS, &[255, 140, 200]), 2);
     }
 
-    /// No default evaluation configuration spills or drops below the warp floor (issue 17).
+    /// No default evaluation configuration spills (issue 17), and every default keeps the warp
+    /// floor where any instantiation of its (type, d) does (all but f64 at d = 16: 12 warps).
     #[test]
     fn default_points_per_thread_never_spills() {
         for elem in [4usize, 8] {
@@ -314,7 +329,15 @@ mod tests {
                 let pt = default_points_per_thread(elem, d, 128);
                 let regs = eval_kernel_registers(elem, d, pt);
                 assert!(regs < SPILL_REGISTERS, "elem {elem} d {d} pt {pt}: {regs} registers");
-                assert!(H.resident_warps(regs, 128, 0) >= MIN_RESIDENT_WARPS, "elem {elem} d {d} pt {pt}");
+                let table = &eval_registers(elem).templated[d - 1];
+                let reachable = table
+                    .iter()
+                    .any(|&r| r < SPILL_REGISTERS && H.resident_warps(r, 128, 0) >= MIN_RESIDENT_WARPS);
+                let warps = H.resident_warps(regs, 128, 0);
+                assert!(
+                    warps >= MIN_RESIDENT_WARPS || !reachable,
+                    "elem {elem} d {d} pt {pt}: {warps} warps"
+                );
             }
             assert_eq!(default_points_per_thread(elem, MAX_TEMPLATED_DIM + 1, 128), 1);
         }
@@ -387,7 +410,22 @@ mod tests {
 
     #[test]
     fn sweep_fills_the_h100() {
-        // 38 registers at 256 threads: 6 resident blocks per SM.
+        // 40 registers at 256 threads: 6 resident blocks per SM.
         assert_eq!(sweep_min_groups(&H, 256), 132 * 6);
+    }
+}
+
+#[cfg(test)]
+mod defaults_table {
+    use super::*;
+
+    /// The default pt per (type, d) as the book's table and `scripts/ptxas-report.py`
+    /// (`SG_EVAL_DEFAULT_PT`) state them: they must change together with the register table.
+    #[test]
+    fn defaults_match_the_book() {
+        let f32_pts: Vec<u32> = (1..=16).map(|d| default_points_per_thread(4, d, 128)).collect();
+        let f64_pts: Vec<u32> = (1..=16).map(|d| default_points_per_thread(8, d, 128)).collect();
+        assert_eq!(f32_pts, [4, 4, 4, 4, 4, 2, 4, 2, 2, 1, 1, 1, 2, 2, 1, 1]);
+        assert_eq!(f64_pts, [4, 2, 4, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
     }
 }
