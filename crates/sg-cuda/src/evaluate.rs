@@ -4,7 +4,7 @@
 //! shared memory when that costs no occupancy ([`crate::plan`]). Also the streamed variant that overlaps the upload of one batch with the computation of
 //! the previous one.
 
-use cuda_kernels::{DeviceBuffer, Gpu, LaunchConfig, PushKernelArg};
+use cuda_kernels::{DeviceBuffer, Gpu, Kernel, LaunchConfig, PushKernelArg};
 use cudarc::driver::PinnedHostSlice;
 use ndarray::{Array1, Array2, ArrayView2};
 use sg_core::reference::check_point_coords;
@@ -120,10 +120,7 @@ impl<T: DeviceReal> DeviceGrid<T> {
         if m == 0 {
             return Ok(());
         }
-        let plan = self.eval_plan_on(gpu, cfg, m)?;
-        let name = launch::eval_kernel::<T>(d, plan.pt);
-        let kernel = gpu.kernel(&launch::eval_module::<T>(d), &name)?;
-        launch::check_block(&kernel, cfg.block_size, &name)?;
+        let (kernel, plan) = self.eval_kernel_and_plan(gpu, cfg, m)?;
         let launch = LaunchConfig {
             grid_dim: (plan.blocks, 1, 1),
             block_dim: (plan.threads, 1, 1),
@@ -160,23 +157,28 @@ impl<T: DeviceReal> DeviceGrid<T> {
     /// # Errors
     /// As [`evaluate_device`](Self::evaluate_device).
     pub fn eval_plan(&self, cfg: &EvalConfig, m: usize) -> Result<EvalPlan> {
-        self.eval_plan_on(&self.gpu, cfg, m)
+        Ok(self.eval_kernel_and_plan(&self.gpu, cfg, m)?.1)
     }
 
-    fn eval_plan_on(&self, gpu: &Gpu, cfg: &EvalConfig, m: usize) -> Result<EvalPlan> {
+    /// The kernel an evaluation of `m` points launches (looked up once per process, with its
+    /// attributes) and its plan.
+    fn eval_kernel_and_plan(&self, gpu: &Gpu, cfg: &EvalConfig, m: usize) -> Result<(Kernel, EvalPlan)> {
+        cfg.validate()?;
         let d = self.spec.dim();
-        let pt = cfg.pt::<T>(d);
-        let kernel = gpu.kernel(&launch::eval_module::<T>(d), &launch::eval_kernel::<T>(d, pt))?;
+        let name = launch::eval_kernel::<T>(d, cfg.pt::<T>(d));
+        let kernel = gpu.kernel(&launch::eval_module::<T>(d), &name)?;
+        launch::check_block(&kernel, cfg.block_size, &name)?;
         let regs = kernel.attributes().registers;
         let limits = SmLimits::for_device(gpu.props());
-        plan::plan_eval(
+        let plan = plan::plan_eval(
             cfg,
             size_of::<T>(),
             (d, m, self.ncomp),
             self.trie.bytes(),
             (regs > 0).then_some(regs),
             &limits,
-        )
+        )?;
+        Ok((kernel, plan))
     }
 
     /// Evaluates a sequence of point batches, overlapping the upload of batch `k + 1` with the

@@ -2,8 +2,7 @@
 //! per-function thread limit. The names live here so the ABI test below checks exactly what the
 //! launch sites use.
 
-use cuda_kernels::{CudaFunction, GpuScalar};
-use cudarc::driver::sys::CUfunction_attribute;
+use cuda_kernels::{GpuScalar, Kernel};
 
 use crate::error::{Error, Result};
 
@@ -59,15 +58,14 @@ pub(crate) fn grid_x(blocks: usize, what: &str) -> Result<u32> {
     Ok(blocks as u32)
 }
 
-/// Checks that `func` can run `block` threads per block. The kernels carry no
+/// Checks that `kernel` can run `block` threads per block. The kernels carry no
 /// `__launch_bounds__`, so a register-heavy instantiation (e.g. d = 16 at 4 points per thread)
 /// may be compiled with more registers than 1024 threads can have; the launch would then fail
-/// with "too many resources requested". This reports it as a configuration error instead.
-/// Querying the attribute also makes the function's context current on this thread, which the
-/// attribute setter that may follow needs.
-pub(crate) fn check_block(func: &CudaFunction, block: u32, name: &str) -> Result<()> {
-    let max = func.get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;
-    if i64::from(block) > i64::from(max) {
+/// with "too many resources requested". This reports it as a configuration error instead, from
+/// the attributes read once when the kernel was looked up (no driver call per launch).
+pub(crate) fn check_block(kernel: &Kernel, block: u32, name: &str) -> Result<()> {
+    let max = kernel.attributes().max_threads_per_block;
+    if block > max {
         return Err(Error::Config(format!(
             "block size {block}: kernel {name} runs at most {max} threads per block (registers)"
         )));

@@ -3,7 +3,7 @@
 //! grid covers the columns and chunks of the selected rows; per-chunk partial sums are added in
 //! chunk order by a second kernel, so results do not depend on scheduling.
 
-use cuda_kernels::{DeviceBuffer, Gpu, LaunchConfig, PushKernelArg};
+use cuda_kernels::{DeviceBuffer, Gpu, Kernel, LaunchConfig, PushKernelArg};
 
 use crate::config::SpvmConfig;
 use crate::device::DeviceReal;
@@ -132,14 +132,19 @@ impl<T: DeviceReal> DeviceMatrix<T> {
     /// # Errors
     /// Kernel load failures; a grid past CUDA's limits.
     pub fn plan(&self, cfg: &SpvmConfig, nsel: usize) -> Result<SpvmPlan> {
-        self.plan_on(&self.gpu, cfg, nsel)
+        Ok(self.kernel_and_plan(&self.gpu, cfg, nsel)?.1)
     }
 
-    fn plan_on(&self, gpu: &Gpu, cfg: &SpvmConfig, nsel: usize) -> Result<SpvmPlan> {
+    /// The product kernel (looked up once per process, with its attributes) and the plan.
+    fn kernel_and_plan(&self, gpu: &Gpu, cfg: &SpvmConfig, nsel: usize) -> Result<(Kernel, SpvmPlan)> {
         cfg.validate()?;
-        let kernel = gpu.kernel(launch::SPVM_MODULE, &launch::spvm_kernel::<T>(cfg.outputs_per_thread))?;
+        let name = launch::spvm_kernel::<T>(cfg.outputs_per_thread);
+        let kernel = gpu.kernel(launch::SPVM_MODULE, &name)?;
+        launch::check_block(&kernel, cfg.block_size, &name)?;
         let regs = kernel.attributes().registers.max(1);
-        plan::plan_spvm(cfg, size_of::<T>(), self.cols, nsel, regs, &SmLimits::for_device(gpu.props()))
+        let limits = SmLimits::for_device(gpu.props());
+        let plan = plan::plan_spvm(cfg, size_of::<T>(), self.cols, nsel, regs, &limits)?;
+        Ok((kernel, plan))
     }
 
     /// The handle the matrix was uploaded with (streams for it come from here).
@@ -169,10 +174,7 @@ impl<T: DeviceReal> DeviceMatrix<T> {
                 self.cols
             )));
         }
-        let name = launch::spvm_kernel::<T>(cfg.outputs_per_thread);
-        let kernel = gpu.kernel(launch::SPVM_MODULE, &name)?;
-        launch::check_block(&kernel, cfg.block_size, &name)?;
-        let plan = self.plan_on(gpu, cfg, x.len())?;
+        let (kernel, plan) = self.kernel_and_plan(gpu, cfg, x.len())?;
         let launch = LaunchConfig {
             grid_dim: (plan.col_blocks, plan.chunks, 1),
             block_dim: (cfg.block_size, 1, 1),
