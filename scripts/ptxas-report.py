@@ -83,12 +83,20 @@ def tridiag_block(kernel):
     return min(1024, slices // 2), 3 * slices * eq + slices * t, f"tridiagonal/gpu.rs tpr: m = 2^20, {slices} slices"
 
 
+# Default points per thread of sg-cuda's evaluation per (type, d = 1..16): plan.rs
+# default_points_per_thread, by occupancy from these kernels' registers (checked there by
+# defaults_match_the_book).
+SG_EVAL_DEFAULT_PT = {
+    "f32": [4, 4, 4, 4, 4, 2, 4, 2, 2, 1, 1, 1, 2, 2, 1, 1],
+    "f64": [4, 2, 4, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+}
+
+
 def is_default(kernel):
     """Whether a default configuration launches the kernel (False: only an explicit choice does)."""
-    m = re.match(r"sg_eval_\w+?_d(\d+)_p(\d+)$", kernel)
+    m = re.match(r"sg_eval_(f32|f64)_d(\d+)_p(\d+)$", kernel)
     if m:
-        d, p = int(m.group(1)), int(m.group(2))
-        return p == (4 if d <= 4 else 2 if d <= 8 else 1)
+        return int(m.group(3)) == SG_EVAL_DEFAULT_PT[m.group(1)][int(m.group(2)) - 1]
     # Selectable tridiagonal solvers that `choose` never picks.
     return not re.match(r"tridiag_(rr|wm|pivot)_", kernel)
 

@@ -14,10 +14,12 @@ pub struct EvalConfig {
     /// instantiations (large d at pt 2 or 4 use up to 255 registers per thread on sm_90) run at
     /// most 256 threads per block; a larger request is an [`Error::Config`] at launch.
     pub block_size: u32,
-    /// Points per thread (pt): 1, 2 or 4; `None` picks by dimension (see
-    /// [`EvalConfig::points_per_thread_for`]). The generic kernel (d > 16) always uses 1.
+    /// Points per thread (pt): 1, 2 or 4; `None` picks by element type and dimension from the
+    /// occupancy model (see [`EvalConfig::points_per_thread_for`]). The generic kernel (d > 16)
+    /// always uses 1.
     pub points_per_thread: Option<u32>,
-    /// Stage the trie in shared memory when it fits (`true`, the default), or read it from
+    /// Allow staging the trie in shared memory (`true`, the default): it is staged when it fits
+    /// and costs no resident warps ([`crate::plan::stage_trie`]); `false` always reads it from
     /// global memory through the caches.
     pub stage_trie: bool,
 }
@@ -29,34 +31,39 @@ impl Default for EvalConfig {
 }
 
 impl EvalConfig {
-    /// The default pt for dimension `d`: the point tile `pt × d` plus the `2 · pt · d` partial
-    /// products and positions must stay in registers (the thesis found the best pt falling with d,
-    /// 7 at d = 4 to 4 at d = 10 on Fermi, and predictable from the register count).
-    pub fn points_per_thread_for(d: usize) -> u32 {
-        match d {
-            0..=4 => 4,
-            5..=8 => 2,
-            _ => 1,
-        }
+    /// The default pt for dimension `d` and elements of `elem_bytes` bytes at `block_size`
+    /// threads: chosen by occupancy from ptxas's register counts for sm_90 (the most points in
+    /// flight per SM among the instantiations that neither spill nor drop below 16 resident
+    /// warps; see [`crate::plan::pick_points_per_thread`] and the table in the book). The thesis
+    /// found the best pt falling with d and predictable from the register count; this makes that
+    /// prediction explicit.
+    pub fn points_per_thread_for(elem_bytes: usize, d: usize, block_size: u32) -> u32 {
+        crate::plan::default_points_per_thread(elem_bytes, d, block_size)
     }
 
-    /// The pt this configuration uses at dimension `d`.
-    pub fn pt(&self, d: usize) -> u32 {
+    /// The pt this configuration uses at dimension `d` for elements of `elem_bytes` bytes.
+    pub fn pt_for(&self, elem_bytes: usize, d: usize) -> u32 {
         if d > MAX_TEMPLATED_DIM {
             1
         } else {
-            self.points_per_thread.unwrap_or(Self::points_per_thread_for(d))
+            self.points_per_thread
+                .unwrap_or_else(|| Self::points_per_thread_for(elem_bytes, d, self.block_size))
         }
     }
 
-    /// Thread blocks of one evaluation launch for `m` points of dimension `d`: each block covers
-    /// `block_size · pt` consecutive points (the kernel's row `b · blockDim.x · PT + q · blockDim.x
-    /// + threadIdx.x`), so `⌈m / (block_size · pt)⌉`.
+    /// [`pt_for`](Self::pt_for) for element type `T`.
+    pub fn pt<T>(&self, d: usize) -> u32 {
+        self.pt_for(size_of::<T>(), d)
+    }
+
+    /// Thread blocks of one evaluation launch for `m` points of dimension `d` and element type
+    /// `T`: each block covers `block_size · pt` consecutive points (the kernel's row
+    /// `b · blockDim.x · PT + q · blockDim.x + threadIdx.x`), so `⌈m / (block_size · pt)⌉`.
     ///
     /// # Errors
     /// [`Error::Shape`] when that exceeds CUDA's grid limit of 2^31 − 1 blocks.
-    pub fn blocks(&self, d: usize, m: usize) -> Result<u32> {
-        let per_block = self.block_size as usize * self.pt(d) as usize;
+    pub fn blocks<T>(&self, d: usize, m: usize) -> Result<u32> {
+        let per_block = self.block_size as usize * self.pt::<T>(d) as usize;
         crate::launch::grid_x(m.div_ceil(per_block.max(1)), &format!("evaluation of {m} points"))
     }
 
@@ -81,7 +88,10 @@ impl EvalConfig {
 pub struct SweepConfig {
     /// Threads per block (one block per work group).
     pub block_size: u32,
-    /// Target points per work group: long chains are split by `hi` ranges, short ones merged.
+    /// Most points per work group: long chains are split by `hi` (then `lo`) ranges, short ones
+    /// merged. Uploading shrinks the target (down to
+    /// [`MIN_GROUP_POINTS`](crate::tables::MIN_GROUP_POINTS)) for grids that would otherwise give
+    /// a sweep fewer blocks than the device holds at once.
     pub group_points: u64,
 }
 
@@ -125,8 +135,13 @@ impl SpvmConfig {
     /// per thread, padded to 8 bytes) followed by the staged row indices (a `u64` per thread),
     /// the layout `sg_spvm` indexes.
     pub fn shared_bytes<T>(&self) -> u32 {
+        self.shared_bytes_for(size_of::<T>())
+    }
+
+    /// [`shared_bytes`](Self::shared_bytes) for elements of `elem_bytes` bytes.
+    pub fn shared_bytes_for(&self, elem_bytes: usize) -> u32 {
         let bs = self.block_size as usize;
-        ((size_of::<T>() * bs).next_multiple_of(8) + 8 * bs) as u32
+        ((elem_bytes * bs).next_multiple_of(8) + 8 * bs) as u32
     }
 
     /// Checks the parameters.

@@ -85,7 +85,9 @@ impl<T: DeviceReal> DeviceGrid<T> {
         sweep_config.validate()?;
         check_len(&spec, ncomp, values.len())?;
         let trie = TrieTable::new(&spec)?;
-        let tables = SweepTable::for_grid(&spec, sweep_config.group_points)?;
+        let limits = crate::occupancy::SmLimits::for_device(gpu.props());
+        let min_groups = crate::plan::sweep_min_groups(&limits, sweep_config.block_size);
+        let tables = SweepTable::for_grid_filling(&spec, sweep_config.group_points, min_groups)?;
         let values = gpu.upload(values)?;
         let trie_nodes = gpu.upload(trie.nodes())?;
         let mut sweeps = Vec::with_capacity(tables.len());

@@ -10,6 +10,8 @@
 use sg_core::Real;
 
 use crate::config::{EvalConfig, SpvmConfig};
+use crate::occupancy::SmLimits;
+use crate::plan::{EvalPlan, SpvmPlan, plan_eval};
 use crate::tables::{GROUP_WORDS, NONE, SweepTable, node_bits, node_level, node_link, node_side};
 
 /// `sg_basis` (sg_common.cuh): basis value and in-level cell of kind `(level, side)` at `x`.
@@ -76,9 +78,10 @@ pub fn sweep_step(
 ) -> (u32, Vec<SweepElement>) {
     let g = &table.groups[group * GROUP_WORDS..][..GROUP_WORDS];
     let (c0, nch, hi0, hbits, top, s) = (g[0], g[1], g[2], g[3], g[4], g[5]);
+    let (lo0, lbits) = (g[6], g[7]);
     let level = if hierarchize { top - step } else { step + 1 };
     let lb = level - 1;
-    let shift = hbits + lb + s;
+    let shift = hbits + lb + lbits;
     let count = (u64::from(nch) << shift) * u64::from(ncomp);
     let nc = u64::from(ncomp);
     let elements = (0..count)
@@ -86,9 +89,9 @@ pub fn sweep_step(
             let (pe, comp) = (e / nc, e % nc);
             let ci = (pe >> shift) as u32;
             let r = pe & ((1u64 << shift) - 1);
-            let hi = u64::from(hi0) + (r >> (lb + s));
-            let p = ((r >> s) & ((1u64 << lb) - 1)) as u32;
-            let lo = r & ((1u64 << s) - 1);
+            let hi = u64::from(hi0) + (r >> (lb + lbits));
+            let p = ((r >> lbits) & ((1u64 << lb) - 1)) as u32;
+            let lo = u64::from(lo0) + (r & ((1u64 << lbits) - 1));
             let row = (c0 + ci) as usize * table.stride as usize;
             let chain = &table.chains[row..row + table.stride as usize];
             let index = 2 * p + 1;
@@ -133,7 +136,16 @@ pub fn sweep<T: Real>(tables: &[SweepTable], values: &mut [T], ncomp: u32, hiera
     }
 }
 
-/// `SgWalk` (sg_evaluate.cu): the register kernel's recursive walk for one point and one component.
+/// Where a leaf adds its contributions (`SgLeaf` of sg_evaluate.cuh): the value array and the
+/// component tile `c0 .. c0 + acc.len()`.
+struct Leaf<'a, T> {
+    values: &'a [T],
+    ncomp: usize,
+    c0: usize,
+}
+
+/// `SgWalk` (sg_evaluate.cuh): the register kernel's recursive walk for one point, accumulating
+/// the components of one tile.
 #[allow(clippy::too_many_arguments)]
 fn walk<T: Real>(
     nodes: &[u64],
@@ -142,10 +154,8 @@ fn walk<T: Real>(
     x: &[T],
     pp: T,
     pk: u32,
-    values: &[T],
-    ncomp: usize,
-    comp: usize,
-    acc: &mut T,
+    leaf: &Leaf<'_, T>,
+    acc: &mut [T],
 ) {
     let d = x.len();
     let mut i = range.0;
@@ -155,13 +165,22 @@ fn walk<T: Real>(
         let p = if t == 0 { v } else { pp * v };
         let k = if t == 0 { c } else { (pk << node_bits(w)) | c };
         if t == d - 1 {
-            *acc += values[(node_link(w) + u64::from(k)) as usize * ncomp + comp] * p;
+            let base = (node_link(w) + u64::from(k)) as usize * leaf.ncomp + leaf.c0;
+            for (c, a) in acc.iter_mut().enumerate() {
+                *a += leaf.values[base + c] * p;
+            }
             i += 1;
         } else {
-            walk(nodes, (i + 1, node_link(w)), t + 1, x, p, k, values, ncomp, comp, acc);
+            walk(nodes, (i + 1, node_link(w)), t + 1, x, p, k, leaf, acc);
             i = node_link(w);
         }
     }
+}
+
+/// The component tiles of a launch: `(c0, nc)` for `c0 = 0, ctile, 2 ctile, …`.
+fn tiles(ncomp: usize, ctile: u32) -> impl Iterator<Item = (usize, usize)> {
+    let ctile = ctile.max(1) as usize;
+    (0..ncomp).step_by(ctile).map(move |c0| (c0, ctile.min(ncomp - c0)))
 }
 
 /// `sg_stage_nodes`: the block-strided copy of the node array into shared memory (thread `tid`
@@ -185,12 +204,9 @@ fn store<T: Real>(out: &mut [T], idx: usize, acc: T) {
     out[idx] = acc;
 }
 
-/// `sg_eval_*_dD_pPT` launched as `evaluate_device` launches it: the interpolant at the rows of
-/// `points` (`m x d`, row-major), `ncomp` values per grid point; returns `m x ncomp` (NaN where
-/// no thread wrote). Follows the kernel's thread mapping: one launch per component of
-/// [`EvalConfig::blocks`] blocks, thread `tid` of block `b` owns rows `b · bs · pt + q · bs + tid`,
-/// threads whose first row is past `m` return, rows past `m` are walked with `x = 0` and not
-/// stored. `staged` walks the block-strided shared copy of the nodes instead of `nodes`.
+/// `sg_eval_*_dD_pPT` launched as `evaluate_device` launches it on an H100: the interpolant at
+/// the rows of `points` (`m x d`, row-major), `ncomp` values per grid point; returns `m x ncomp`
+/// (NaN where no thread wrote). The launch is [`plan_eval`] with ptxas's register counts.
 ///
 /// # Panics
 /// On a configuration `evaluate_device` would reject, or a row written twice.
@@ -202,28 +218,59 @@ pub fn evaluate_regs<T: Real>(
     points: &[T],
     cfg: &EvalConfig,
 ) -> Vec<T> {
-    cfg.validate().expect("valid launch configuration");
+    let plan = h100_plan::<T>(nodes, d, ncomp, points.len() / d, cfg);
+    evaluate_regs_planned(nodes, d, values, ncomp, points, &plan)
+}
+
+/// The plan [`evaluate_regs`] and [`evaluate_generic`] follow.
+fn h100_plan<T>(nodes: &[u64], d: usize, ncomp: usize, m: usize, cfg: &EvalConfig) -> EvalPlan {
+    plan_eval(cfg, size_of::<T>(), (d, m, ncomp), nodes.len() * 8, None, &SmLimits::H100)
+        .expect("valid launch configuration")
+}
+
+/// [`evaluate_regs`] with an explicit launch plan: the kernel's thread mapping (one launch of
+/// `plan.blocks` blocks; thread `tid` of block `b` owns rows `b · bs · pt + q · bs + tid`, threads
+/// whose first row is past `m` return, rows past `m` are walked with `x = 0` and not stored), one
+/// walk per point and component tile of `plan.ctile`. `plan.staged` walks the block-strided shared
+/// copy of the nodes.
+///
+/// # Panics
+/// On a row written twice.
+pub fn evaluate_regs_planned<T: Real>(
+    nodes: &[u64],
+    d: usize,
+    values: &[T],
+    ncomp: usize,
+    points: &[T],
+    plan: &EvalPlan,
+) -> Vec<T> {
     let m = points.len() / d;
-    let (bs, pt) = (cfg.block_size as usize, cfg.pt(d) as usize);
-    let blocks = cfg.blocks(d, m).expect("grid within limits") as usize;
-    let walk_nodes = stage_nodes(nodes, cfg.stage_trie, bs);
+    let (bs, pt) = (plan.threads as usize, plan.pt as usize);
+    let walk_nodes = stage_nodes(nodes, plan.staged, bs);
+    let n = walk_nodes.len() as u64;
     let mut out = vec![T::nan(); m * ncomp];
-    for comp in 0..ncomp {
-        for b in 0..blocks {
-            for tid in 0..bs {
-                let first = b * bs * pt + tid;
-                if first >= m {
-                    continue; // the kernel's early return, after the staging barrier
-                }
-                for q in 0..pt {
+    for b in 0..plan.blocks as usize {
+        for tid in 0..bs {
+            let first = b * bs * pt + tid;
+            if first >= m {
+                continue; // the kernel's early return, after the staging barrier
+            }
+            let xs: Vec<Vec<T>> = (0..pt)
+                .map(|q| {
                     let j = first + q * bs;
-                    let x: Vec<T> =
-                        (0..d).map(|t| if j < m { points[j * d + t] } else { T::zero() }).collect();
-                    let mut acc = T::zero();
-                    let n = walk_nodes.len() as u64;
-                    walk(&walk_nodes, (0, n), 0, &x, T::one(), 0, values, ncomp, comp, &mut acc);
+                    (0..d).map(|t| if j < m { points[j * d + t] } else { T::zero() }).collect()
+                })
+                .collect();
+            for (c0, nc) in tiles(ncomp, plan.ctile) {
+                let leaf = Leaf { values, ncomp, c0 };
+                for (q, x) in xs.iter().enumerate() {
+                    let mut acc = vec![T::zero(); nc];
+                    walk(&walk_nodes, (0, n), 0, x, T::one(), 0, &leaf, &mut acc);
+                    let j = first + q * bs;
                     if j < m {
-                        store(&mut out, j * ncomp + comp, acc);
+                        for (c, a) in acc.into_iter().enumerate() {
+                            store(&mut out, j * ncomp + c0 + c, a);
+                        }
                     }
                 }
             }
@@ -232,8 +279,8 @@ pub fn evaluate_regs<T: Real>(
     out
 }
 
-/// `sg_eval_*_generic` launched as `evaluate_device` launches it (one point per thread, row
-/// `b · bs + tid`): the explicit-stack walk of the kernel for any `d`.
+/// `sg_eval_*_generic` launched as `evaluate_device` launches it on an H100 (one point per
+/// thread, row `b · bs + tid`): the explicit-stack walk of the kernel for any `d`.
 ///
 /// # Panics
 /// As [`evaluate_regs`].
@@ -245,26 +292,41 @@ pub fn evaluate_generic<T: Real>(
     points: &[T],
     cfg: &EvalConfig,
 ) -> Vec<T> {
-    cfg.validate().expect("valid launch configuration");
-    let m = points.len() / d;
-    let bs = cfg.block_size as usize;
     let cfg1 = EvalConfig { points_per_thread: Some(1), ..*cfg };
-    let blocks = cfg1.blocks(d, m).expect("grid within limits") as usize;
-    let walk_nodes = stage_nodes(nodes, cfg.stage_trie, bs);
+    let plan = h100_plan::<T>(nodes, d, ncomp, points.len() / d, &cfg1);
+    evaluate_generic_planned(nodes, d, values, ncomp, points, &plan)
+}
+
+/// [`evaluate_generic`] with an explicit launch plan (its `pt` is ignored: one point per thread).
+///
+/// # Panics
+/// On a row written twice.
+pub fn evaluate_generic_planned<T: Real>(
+    nodes: &[u64],
+    d: usize,
+    values: &[T],
+    ncomp: usize,
+    points: &[T],
+    plan: &EvalPlan,
+) -> Vec<T> {
+    let m = points.len() / d;
+    let bs = plan.threads as usize;
+    let blocks = m.div_ceil(bs);
+    let walk_nodes = stage_nodes(nodes, plan.staged, bs);
     let n = walk_nodes.len() as u64;
     let mut out = vec![T::nan(); m * ncomp];
     let mut prod = vec![T::zero(); d];
     let mut idx = vec![0u32; d];
     let mut ends = vec![0u64; d];
-    for comp in 0..ncomp {
-        for b in 0..blocks {
-            for tid in 0..bs {
-                let j = b * bs + tid;
-                if j >= m || d == 0 || d > GENERIC_MAX_D {
-                    continue;
-                }
-                let xs = &points[j * d..(j + 1) * d];
-                let mut acc = T::zero();
+    for b in 0..blocks {
+        for tid in 0..bs {
+            let j = b * bs + tid;
+            if j >= m || d == 0 || d > GENERIC_MAX_D {
+                continue;
+            }
+            let xs = &points[j * d..(j + 1) * d];
+            for (c0, nc) in tiles(ncomp, plan.ctile) {
+                let mut acc = vec![T::zero(); nc];
                 let mut t = 0usize;
                 ends[0] = n;
                 let mut i = 0u64;
@@ -277,7 +339,10 @@ pub fn evaluate_generic<T: Real>(
                     let p = if t == 0 { v } else { prod[t - 1] * v };
                     let k = if t == 0 { c } else { (idx[t - 1] << node_bits(w)) | c };
                     if t == d - 1 {
-                        acc += values[(node_link(w) + u64::from(k)) as usize * ncomp + comp] * p;
+                        let base = (node_link(w) + u64::from(k)) as usize * ncomp + c0;
+                        for (cc, a) in acc.iter_mut().enumerate() {
+                            *a += values[base + cc] * p;
+                        }
                     } else {
                         prod[t] = p;
                         idx[t] = k;
@@ -286,26 +351,38 @@ pub fn evaluate_generic<T: Real>(
                     }
                     i += 1;
                 }
-                store(&mut out, j * ncomp + comp, acc);
+                for (cc, a) in acc.into_iter().enumerate() {
+                    store(&mut out, j * ncomp + c0 + cc, a);
+                }
             }
         }
     }
     out
 }
 
-/// `SG_GENERIC_MAX_D` of sg_evaluate.cu: the generic kernel's stack depth.
+/// `SG_GENERIC_MAX_D` of sg_evaluate.cuh: the generic kernel's stack depth.
 pub const GENERIC_MAX_D: usize = 64;
 
-/// `sg_spvm_*_pPT` launched as `spvm_device` launches it: `y[j] = Σ_i x[i] · a[ix[i] · lda + j]`
-/// (a row index at or past `a.len() / lda` contributes NaN, as on the device)
-/// with the kernel's thread mapping (thread `tid` of block `b` owns outputs
-/// `b · bs · pt + q · bs + tid`), its chunks of `blockDim.x` selected rows staged in the shared
-/// layout `[x chunk | pad to 8 bytes | row chunk]` (checked against the host's byte count) and
-/// its summation order.
+/// `sg_spvm_*_pPT` (and `sg_spvm_reduce_*`) launched as `spvm_device` launches them:
+/// `y[j] = Σ_i x[i] · a[ix[i] · lda + j]` (a row index at or past `a.len() / lda` contributes
+/// NaN, as on the device) over the grid of `plan`: block `(bx, by)` sums the selected rows
+/// `by · rows_per_chunk ..` in sub-chunks of `blockDim.x` staged in the shared layout
+/// `[x chunk | pad to 8 bytes | row chunk]` (checked against the host's byte count), thread `tid`
+/// owning outputs `bx · bs · pt + q · bs + tid`; with several chunks the partial rows are added
+/// in chunk order. The summation order is the kernels'.
 ///
 /// # Panics
-/// On a configuration `spvm_device` would reject, or a shared layout past the host's bytes.
-pub fn spvm<T: Real>(p: usize, lda: usize, x: &[T], ix: &[u64], a: &[T], cfg: &SpvmConfig) -> Vec<T> {
+/// On a configuration `spvm_device` would reject, a plan that does not cover the rows, or a
+/// shared layout past the host's bytes.
+pub fn spvm<T: Real>(
+    p: usize,
+    lda: usize,
+    x: &[T],
+    ix: &[u64],
+    a: &[T],
+    cfg: &SpvmConfig,
+    plan: &SpvmPlan,
+) -> Vec<T> {
     cfg.validate().expect("valid launch configuration");
     let (bs, pt) = (cfg.block_size as usize, cfg.outputs_per_thread as usize);
     // The kernel's layout: xs at byte 0, rows at sizeof(T)·bs rounded up to 8.
@@ -315,43 +392,52 @@ pub fn spvm<T: Real>(p: usize, lda: usize, x: &[T], ix: &[u64], a: &[T], cfg: &S
         "shared layout"
     );
     let nsel = x.len();
-    let blocks = p.div_ceil(bs * pt);
-    let mut y = vec![T::nan(); p];
+    let rpc = plan.rows_per_chunk as usize;
+    let chunks = plan.chunks as usize;
+    assert!(chunks * rpc >= nsel && plan.col_blocks as usize * bs * pt >= p, "the plan covers the rows");
+    let nrows = (a.len() / lda.max(1)) as u64;
+    let mut out = vec![T::nan(); chunks * p];
     let mut xs = vec![T::nan(); bs];
     let mut rows = vec![u64::MAX; bs];
-    for b in 0..blocks {
-        let mut acc = vec![T::zero(); bs * pt];
-        let mut i0 = 0usize;
-        while i0 < nsel {
-            let chunk = (nsel - i0).min(bs);
-            // Threads 0..chunk stage one coefficient and one row index each; a row past the
-            // matrix stages NaN on row 0.
-            let nrows = (a.len() / lda.max(1)) as u64;
-            for t in 0..chunk {
-                let (r, ok) = (ix[i0 + t], ix[i0 + t] < nrows);
-                xs[t] = if ok { x[i0 + t] } else { T::nan() };
-                rows[t] = if ok { r } else { 0 };
-            }
-            for tid in 0..bs {
-                for i in 0..chunk {
-                    for q in 0..pt {
-                        let j = b * bs * pt + q * bs + tid;
-                        if j < p {
-                            acc[tid * pt + q] += xs[i] * a[rows[i] as usize * lda + j];
+    for by in 0..chunks {
+        let begin = by * rpc;
+        let end = (begin + rpc).min(nsel).max(begin);
+        for bx in 0..plan.col_blocks as usize {
+            let mut acc = vec![T::zero(); bs * pt];
+            let mut i0 = begin;
+            while i0 < end {
+                let chunk = (end - i0).min(bs);
+                // Threads 0..chunk stage one coefficient and one row index each; a row past the
+                // matrix stages NaN on row 0.
+                for t in 0..chunk {
+                    let (r, ok) = (ix[i0 + t], ix[i0 + t] < nrows);
+                    xs[t] = if ok { x[i0 + t] } else { T::nan() };
+                    rows[t] = if ok { r } else { 0 };
+                }
+                for tid in 0..bs {
+                    for i in 0..chunk {
+                        for q in 0..pt {
+                            let j = bx * bs * pt + q * bs + tid;
+                            if j < p {
+                                acc[tid * pt + q] += xs[i] * a[rows[i] as usize * lda + j];
+                            }
                         }
                     }
                 }
+                i0 += bs;
             }
-            i0 += bs;
-        }
-        for tid in 0..bs {
-            for q in 0..pt {
-                let j = b * bs * pt + q * bs + tid;
-                if j < p {
-                    store(&mut y, j, acc[tid * pt + q]);
+            for tid in 0..bs {
+                for q in 0..pt {
+                    let j = bx * bs * pt + q * bs + tid;
+                    if j < p {
+                        store(&mut out, by * p + j, acc[tid * pt + q]);
+                    }
                 }
             }
         }
     }
-    y
+    if chunks == 1 {
+        return out;
+    }
+    (0..p).map(|j| (0..chunks).fold(T::zero(), |s, c| s + out[c * p + j])).collect()
 }

@@ -1,11 +1,11 @@
-//! Batched evaluation on the device (`cuda-kernels/sg/sg_evaluate.cu`): every thread walks the
-//! trie of blocks for its `pt` points held in registers; the trie sits in shared memory when it
-//! fits. Also the streamed variant that overlaps the upload of one batch with the computation of
+//! Batched evaluation on the device (`cuda-kernels/sg/sg_evaluate.cuh`, one module per element
+//! type and dimension in `cuda-kernels/sg/eval/`): every thread walks the trie of blocks once for
+//! its `pt` points held in registers and accumulates every output component; the trie sits in
+//! shared memory when that costs no occupancy ([`crate::plan`]). Also the streamed variant that overlaps the upload of one batch with the computation of
 //! the previous one.
 
-use cuda_kernels::{DeviceBuffer, Gpu, LaunchConfig, PushKernelArg};
+use cuda_kernels::{DeviceBuffer, Gpu, Kernel, LaunchConfig, PushKernelArg};
 use cudarc::driver::PinnedHostSlice;
-use cudarc::driver::sys::CUfunction_attribute;
 use ndarray::{Array1, Array2, ArrayView2};
 use sg_core::reference::check_point_coords;
 
@@ -13,12 +13,11 @@ use crate::config::{EvalConfig, MAX_TEMPLATED_DIM};
 use crate::device::{DeviceGrid, DeviceReal};
 use crate::error::{Error, Result};
 use crate::launch;
+use crate::occupancy::SmLimits;
+use crate::plan::{self, EvalPlan};
 use hetero_sched::tune::Fingerprint;
 use hetero_sched::tune::dispatch::{self as tuned_dispatch, Tunable};
 use sg_core::alloc::{checked_len, try_with_capacity};
-
-/// Shared memory a block may use without opting in.
-const DEFAULT_SHARED: usize = 48 * 1024;
 
 /// Copies an `m x d` view into row-major order after checking the shape and the domain.
 pub(crate) fn flatten_points<T: DeviceReal>(d: usize, points: ArrayView2<'_, T>) -> Result<Vec<T>> {
@@ -121,48 +120,65 @@ impl<T: DeviceReal> DeviceGrid<T> {
         if m == 0 {
             return Ok(());
         }
-        let pt = cfg.pt(d);
-        let generic = d > MAX_TEMPLATED_DIM;
-        let name = launch::eval_kernel::<T>(d, pt);
-        let func = gpu.function(launch::EVAL_MODULE, &name)?;
-        launch::check_block(&func, cfg.block_size, &name)?;
-        let bytes = self.trie.bytes();
-        let optin = gpu.props().shared_per_block_optin;
-        let staged = cfg.stage_trie && bytes <= optin;
-        if staged && bytes > DEFAULT_SHARED {
-            // Raise the function's limit to the device's whole opt-in size rather than to this
-            // grid's bytes: the module (and so the attribute) is shared by every grid and thread
-            // of the process, and a larger limit never hurts a launch that asks for less.
-            func.set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                i32::try_from(optin).unwrap_or(i32::MAX),
-            )?;
-        }
+        let (kernel, plan) = self.eval_kernel_and_plan(gpu, cfg, m)?;
         let launch = LaunchConfig {
-            grid_dim: (cfg.blocks(d, m)?, 1, 1),
-            block_dim: (cfg.block_size, 1, 1),
-            shared_mem_bytes: if staged { bytes as u32 } else { 0 },
+            grid_dim: (plan.blocks, 1, 1),
+            block_dim: (plan.threads, 1, 1),
+            shared_mem_bytes: plan.shared_bytes as u32,
         };
+        kernel.check(&launch)?;
         let n_nodes = self.trie.nodes().len() as u64;
-        let staged_flag = u32::from(staged);
-        let (ncomp, m64, d32) = (self.ncomp as u32, m as u64, d as u32);
-        for comp in 0..ncomp {
-            // SAFETY: the argument lists match sg_eval_T_dD_pPT(const u64* nodes, u64 n_nodes,
-            // u32 staged, const T* values, u32 ncomp, u32 comp, const T* points, u64 m, T* out) and
-            // sg_eval_T_generic(..., u32 staged, u32 d, ...); the trie's leaf offsets plus in-block
-            // positions stay inside the value buffer (emulator tests), points and out were
-            // checked above, and the dynamic shared memory holds the n_nodes words when staged.
-            unsafe {
-                gpu.launch(&func, launch, |a| {
-                    a.arg(&self.trie_nodes).arg(&n_nodes).arg(&staged_flag);
-                    if generic {
-                        a.arg(&d32);
-                    }
-                    a.arg(&self.values).arg(&ncomp).arg(&comp).arg(points).arg(&m64).arg(&mut *out);
-                })?;
-            }
+        let staged = u32::from(plan.staged);
+        let (ncomp, ctile, m64, d32) = (self.ncomp as u32, plan.ctile, m as u64, d as u32);
+        let generic = d > MAX_TEMPLATED_DIM;
+        // SAFETY: the argument lists match sg_eval_T_dD_pPT(const u64* nodes, u64 n_nodes,
+        // u32 staged, const T* values, u32 ncomp, u32 ctile, const T* points, u64 m, T* out) and
+        // sg_eval_T_generic(..., u32 staged, u32 d, ...); the trie's leaf offsets plus in-block
+        // positions stay inside the value buffer (emulator tests), points and out were checked
+        // above, and the dynamic shared memory holds the staged nodes and (ctile - 1) · pt ·
+        // blockDim accumulators (EvalPlan::shared_bytes).
+        unsafe {
+            gpu.launch(&kernel, launch, |a| {
+                a.arg(&self.trie_nodes).arg(&n_nodes).arg(&staged);
+                if generic {
+                    a.arg(&d32);
+                }
+                a.arg(&self.values).arg(&ncomp).arg(&ctile).arg(points).arg(&m64).arg(&mut *out);
+            })?;
         }
         Ok(())
+    }
+
+    /// The launch [`evaluate_with`](Self::evaluate_with) makes for `m` points: one launch of
+    /// `blocks` blocks whose trie walks accumulate `ctile` components each (all of them unless
+    /// the shared accumulators would halve the occupancy), the trie staged when that costs no
+    /// resident warps. Uses the kernel's register count as the device reports it.
+    ///
+    /// # Errors
+    /// As [`evaluate_device`](Self::evaluate_device).
+    pub fn eval_plan(&self, cfg: &EvalConfig, m: usize) -> Result<EvalPlan> {
+        Ok(self.eval_kernel_and_plan(&self.gpu, cfg, m)?.1)
+    }
+
+    /// The kernel an evaluation of `m` points launches (looked up once per process, with its
+    /// attributes) and its plan.
+    fn eval_kernel_and_plan(&self, gpu: &Gpu, cfg: &EvalConfig, m: usize) -> Result<(Kernel, EvalPlan)> {
+        cfg.validate()?;
+        let d = self.spec.dim();
+        let name = launch::eval_kernel::<T>(d, cfg.pt::<T>(d));
+        let kernel = gpu.kernel(&launch::eval_module::<T>(d), &name)?;
+        launch::check_block(&kernel, cfg.block_size, &name)?;
+        let regs = kernel.attributes().registers;
+        let limits = SmLimits::for_device(gpu.props());
+        let plan = plan::plan_eval(
+            cfg,
+            size_of::<T>(),
+            (d, m, self.ncomp),
+            self.trie.bytes(),
+            (regs > 0).then_some(regs),
+            &limits,
+        )?;
+        Ok((kernel, plan))
     }
 
     /// Evaluates a sequence of point batches, overlapping the upload of batch `k + 1` with the

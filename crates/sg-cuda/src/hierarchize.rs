@@ -29,7 +29,7 @@ impl<T: DeviceReal> DeviceGrid<T> {
     fn sweep_all(&mut self, hierarchize: bool) -> Result<()> {
         let _span = tracing::debug_span!("DeviceGrid::sweep", hierarchize, len = self.spec.len()).entered();
         let name = launch::sweep_kernel::<T>(hierarchize);
-        let func = self.gpu.function(launch::SWEEP_MODULE, &name)?;
+        let func = self.gpu.kernel(launch::SWEEP_MODULE, &name)?;
         launch::check_block(&func, self.sweep_config.block_size, &name)?;
         let ncomp = self.ncomp as u32;
         for sweep in &self.sweeps {

@@ -10,10 +10,13 @@
 //! - [`learn`]: the operators of sparse grid regression and density estimation (`B α`, `Bᵀ v`,
 //!   the mass-matrix product) by the unified streaming algorithm.
 //! - [`tables`] and [`emulate`]: the host-built tables and CPU emulators of the kernels (tests).
+//! - [`occupancy`], [`plan`] and [`cost`]: the occupancy model, the launch decisions made from it,
+//!   and launches and bytes moved per call against the floor.
 //!
 //! Every entry point returns an error, never panics, on a machine without a GPU.
 
 pub mod config;
+pub mod cost;
 mod device;
 pub mod emulate;
 mod error;
@@ -21,6 +24,8 @@ mod evaluate;
 mod hierarchize;
 mod launch;
 pub mod learn;
+pub mod occupancy;
+pub mod plan;
 pub mod split;
 mod spvm;
 pub mod spvm_split;

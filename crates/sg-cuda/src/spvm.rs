@@ -1,12 +1,16 @@
 //! spvm on the device (`cuda-kernels/sg/sg_spvm.cu`): `y = Σ_i x[i] · a[ix[i], ..]` with the
-//! matrix resident on the GPU and rows padded to 128 bytes so every warp's reads are aligned.
+//! matrix resident on the GPU and rows padded to 128 bytes so every warp's reads are aligned. The
+//! grid covers the columns and chunks of the selected rows; per-chunk partial sums are added in
+//! chunk order by a second kernel, so results do not depend on scheduling.
 
-use cuda_kernels::{DeviceBuffer, Gpu, LaunchConfig, PushKernelArg};
+use cuda_kernels::{DeviceBuffer, Gpu, Kernel, LaunchConfig, PushKernelArg};
 
 use crate::config::SpvmConfig;
 use crate::device::DeviceReal;
 use crate::error::{Error, Result};
 use crate::launch;
+use crate::occupancy::SmLimits;
+use crate::plan::{self, SpvmPlan};
 use sg_core::SgError;
 use sg_core::alloc::{checked_len, try_vec};
 
@@ -121,6 +125,28 @@ impl<T: DeviceReal> DeviceMatrix<T> {
         self.spvm_device_on(&self.gpu, x, ix, y, cfg)
     }
 
+    /// The launches [`spvm_with`](Self::spvm_with) makes for `nsel` selected rows: a grid over
+    /// the columns and over chunks of the selected rows, filling every SM (see
+    /// [`crate::plan::plan_spvm`]).
+    ///
+    /// # Errors
+    /// Kernel load failures; a grid past CUDA's limits.
+    pub fn plan(&self, cfg: &SpvmConfig, nsel: usize) -> Result<SpvmPlan> {
+        Ok(self.kernel_and_plan(&self.gpu, cfg, nsel)?.1)
+    }
+
+    /// The product kernel (looked up once per process, with its attributes) and the plan.
+    fn kernel_and_plan(&self, gpu: &Gpu, cfg: &SpvmConfig, nsel: usize) -> Result<(Kernel, SpvmPlan)> {
+        cfg.validate()?;
+        let name = launch::spvm_kernel::<T>(cfg.outputs_per_thread);
+        let kernel = gpu.kernel(launch::SPVM_MODULE, &name)?;
+        launch::check_block(&kernel, cfg.block_size, &name)?;
+        let regs = kernel.attributes().registers.max(1);
+        let limits = SmLimits::for_device(gpu.props());
+        let plan = plan::plan_spvm(cfg, size_of::<T>(), self.cols, nsel, regs, &limits)?;
+        Ok((kernel, plan))
+    }
+
     /// The handle the matrix was uploaded with (streams for it come from here).
     pub(crate) fn gpu(&self) -> &Gpu {
         &self.gpu
@@ -148,27 +174,54 @@ impl<T: DeviceReal> DeviceMatrix<T> {
                 self.cols
             )));
         }
-        let pt = cfg.outputs_per_thread;
-        let name = launch::spvm_kernel::<T>(pt);
-        let func = gpu.function(launch::SPVM_MODULE, &name)?;
-        launch::check_block(&func, cfg.block_size, &name)?;
-        let per_block = cfg.block_size as usize * pt as usize;
-        let grid = launch::grid_x(self.cols.div_ceil(per_block), &format!("spvm of {} columns", self.cols))?;
-        let smem = cfg.shared_bytes::<T>();
+        let (kernel, plan) = self.kernel_and_plan(gpu, cfg, x.len())?;
         let launch = LaunchConfig {
-            grid_dim: (grid, 1, 1),
+            grid_dim: (plan.col_blocks, plan.chunks, 1),
             block_dim: (cfg.block_size, 1, 1),
-            shared_mem_bytes: smem,
+            shared_mem_bytes: cfg.shared_bytes::<T>(),
         };
+        kernel.check(&launch)?;
         let (p, lda, nrows, nsel) = (self.cols as u64, self.lda as u64, self.rows as u64, x.len() as u32);
-        // SAFETY: sg_spvm_T_pPT(u64 p, u64 lda, u64 nrows, u32 nsel, const T* x, const u64* ix,
-        // const T* a, T* y): x and ix hold nsel entries, a holds nrows · lda values with
-        // p <= lda and the kernel reads only rows below nrows, y holds at least p; the shared
-        // memory size matches the kernel's layout.
+        let rpc = plan.rows_per_chunk;
+        let mut partial = if plan.chunks > 1 {
+            let len = checked_len::<T>("spvm partial sums", u64::from(plan.chunks), self.cols)?;
+            // SAFETY: uninitialised device memory; every one of its chunks · p values is written by
+            // the product kernel (each block (x, y) writes its columns of row y) before the
+            // reduction, queued after it on the same stream, reads it.
+            let buf = unsafe { gpu.stream().alloc::<T>(len) }
+                .map_err(|e| cuda_kernels::Error::from_alloc(e, len * size_of::<T>()))?;
+            Some(buf)
+        } else {
+            None
+        };
+        // SAFETY: sg_spvm_T_pPT(u64 p, u64 lda, u64 nrows, u32 nsel, u32 rows_per_chunk, const T* x,
+        // const u64* ix, const T* a, T* out): x and ix hold nsel entries, a holds nrows · lda values
+        // with p <= lda and the kernel reads only rows below nrows; out holds chunks · p values
+        // (the partial buffer) or, with one chunk, at least p (y); the shared memory size matches
+        // the kernel's layout.
         unsafe {
-            gpu.launch(&func, launch, |a| {
-                a.arg(&p).arg(&lda).arg(&nrows).arg(&nsel).arg(x).arg(ix).arg(&self.data).arg(y);
+            gpu.launch(&kernel, launch, |a| {
+                a.arg(&p).arg(&lda).arg(&nrows).arg(&nsel).arg(&rpc).arg(x).arg(ix).arg(&self.data);
+                match partial.as_mut() {
+                    Some(buf) => a.arg(buf),
+                    None => a.arg(&mut *y),
+                };
             })?;
+        }
+        if let Some(partial) = &partial {
+            let reduce = gpu.kernel(launch::SPVM_MODULE, &launch::spvm_reduce_kernel::<T>())?;
+            let threads = 256u32;
+            let blocks = self.cols.div_ceil(threads as usize).min(plan::REDUCE_MAX_BLOCKS) as u32;
+            let cfg =
+                LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: 0 };
+            let chunks = plan.chunks;
+            // SAFETY: sg_spvm_reduce_T(u64 p, u32 chunks, const T* partial, T* y): partial holds
+            // chunks · p values, y at least p; the loop is grid-stride, so any grid covers p.
+            unsafe {
+                gpu.launch(&reduce, cfg, |a| {
+                    a.arg(&p).arg(&chunks).arg(partial).arg(&mut *y);
+                })?;
+            }
         }
         Ok(())
     }

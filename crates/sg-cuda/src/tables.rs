@@ -6,7 +6,8 @@
 //!   subtree; leaf: the block's offset).
 //! - [`SweepTable`]: per dimension, the chains (blocks differing only in `l_t`) as rows of
 //!   offsets `[boundary 0, boundary 1, level 1, …, level top]`, and the work groups of the
-//!   sweep kernel (one thread block each): rows `[first chain, chains, first hi, hi bits, top, s]`.
+//!   sweep kernel (one thread block each): rows
+//!   `[first chain, chains, first hi, hi bits, top, s, first lo, lo bits]`.
 //!
 //! The CPU emulators in [`crate::emulate`] interpret exactly these arrays, so their tests check
 //! the tables without a GPU.
@@ -19,7 +20,7 @@ use crate::error::{Error, Result};
 /// Offset entry of a chain row where the grid has no such block.
 pub const NONE: u64 = u64::MAX;
 /// Words per work-group row of a [`SweepTable`].
-pub const GROUP_WORDS: usize = 6;
+pub const GROUP_WORDS: usize = 8;
 /// Bits of a trie node word below the link.
 pub const LINK_SHIFT: u32 = 8;
 const SIDE_BIT: u64 = 32;
@@ -30,6 +31,13 @@ const _: () = assert!(sg_core::MAX_LEVEL <= 31);
 /// Default target of points per sweep work group: chains are packed into groups of about this
 /// many points, each group one thread block of the sweep kernel.
 pub const DEFAULT_GROUP_POINTS: u64 = 4096;
+
+/// Smallest group target [`SweepTable::for_grid_filling`] shrinks to for a small grid: a block of
+/// 256 threads then still has one element per thread on the finest level.
+pub const MIN_GROUP_POINTS: u64 = 256;
+
+/// Fewest `lo` bits a split keeps: runs of 32 consecutive values, one warp's coalesced access.
+pub const MIN_LO_BITS: u32 = 5;
 
 /// A block's kind in one dimension: boundary side (level 0) or hat level. Sorts boundary first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -207,13 +215,25 @@ pub struct SweepTable {
 
 impl SweepTable {
     /// The sweep tables of every dimension of `spec`. `group_points` is the target size of a
-    /// work group: longer chains are split by ranges of `hi`, shorter chains with the same
-    /// `(top, h, s)` are merged until the group holds about that many points.
+    /// work group: longer chains are split by ranges of `hi` (then of `lo`, keeping runs of at
+    /// least 32 values), shorter chains with the same `(top, h, s)` are merged until the group
+    /// holds about that many points.
     ///
     /// # Errors
     /// [`Error::BlockTooLarge`]; [`Error::Config`] for `group_points == 0`;
     /// [`SgError::Allocation`](sg_core::SgError::Allocation) when the tables do not fit in host memory.
     pub fn for_grid(spec: &GridSpec, group_points: u64) -> Result<Vec<SweepTable>> {
+        Self::for_grid_filling(spec, group_points, 1)
+    }
+
+    /// [`for_grid`](Self::for_grid) with the group target of each dimension shrunk (down to
+    /// [`MIN_GROUP_POINTS`], never above `group_points`) until the dimension's sweep has about
+    /// `min_groups` work groups: a device of `S` SMs holding `B` sweep blocks each is filled by
+    /// `min_groups = S · B` ([`sweep_group_target`]).
+    ///
+    /// # Errors
+    /// As [`for_grid`](Self::for_grid).
+    pub fn for_grid_filling(spec: &GridSpec, group_points: u64, min_groups: u64) -> Result<Vec<SweepTable>> {
         if group_points == 0 {
             return Err(Error::Config("sweep group size 0".into()));
         }
@@ -221,10 +241,10 @@ impl SweepTable {
         for b in 0..table.len() {
             check_block_bits(table.levels(b))?;
         }
-        (0..spec.dim()).map(|t| Self::new(&table, t, group_points)).collect()
+        (0..spec.dim()).map(|t| Self::new(&table, t, group_points, min_groups)).collect()
     }
 
-    fn new(table: &BlockTable, t: usize, group_points: u64) -> Result<SweepTable> {
+    fn new(table: &BlockTable, t: usize, group_points: u64, min_groups: u64) -> Result<SweepTable> {
         let d = table.dim();
         let what = "hierarchization chains (device grid tables)";
         let others = |b: usize| {
@@ -276,7 +296,9 @@ impl SweepTable {
             rows.extend_from_slice(&c.offsets);
             rows.resize(rows.len() + (stride - 2 - c.top()) as usize, NONE);
         }
-        Ok(SweepTable { stride, chains: rows, groups: make_groups(&chains, group_points) })
+        let points: u64 = chains.iter().map(Chain::points).sum();
+        let target = sweep_group_target(points, group_points, min_groups);
+        Ok(SweepTable { stride, chains: rows, groups: make_groups(&chains, target) })
     }
 
     /// Number of work groups (thread blocks of one sweep launch).
@@ -285,18 +307,40 @@ impl SweepTable {
     }
 }
 
+/// The group target of a sweep over `points` interior points: `group_points`, shrunk towards
+/// `points / min_groups` (so the launch has about `min_groups` blocks) but not below
+/// [`MIN_GROUP_POINTS`] unless `group_points` itself is smaller.
+pub fn sweep_group_target(points: u64, group_points: u64, min_groups: u64) -> u64 {
+    let filling = (points / min_groups.max(1)).max(MIN_GROUP_POINTS);
+    group_points.min(filling).max(1)
+}
+
 fn make_groups(chains: &[Chain], group_points: u64) -> Vec<u32> {
     let mut groups: Vec<u32> = Vec::new();
     let mut open: Option<(usize, u32)> = None; // (row start, chains so far)
     for (ci, c) in chains.iter().enumerate() {
         let points = c.points();
-        if points > group_points && c.h > 0 {
+        let lo_room = c.s.saturating_sub(MIN_LO_BITS);
+        if points > group_points && c.h + lo_room > 0 {
             open = None;
-            // Split the hi range into 2^j pieces of about group_points each.
+            // Split into 2^j pieces of about group_points each: the hi range first, then the lo
+            // range (runs of at least 2^MIN_LO_BITS values stay contiguous).
             let want = points.div_ceil(group_points).next_power_of_two().trailing_zeros();
-            let j = want.min(c.h);
-            for piece in 0..1u32 << j {
-                groups.extend_from_slice(&[ci as u32, 1, piece << (c.h - j), c.h - j, c.top(), c.s]);
+            let jh = want.min(c.h);
+            let jl = (want - jh).min(lo_room);
+            for hp in 0..1u32 << jh {
+                for lp in 0..1u32 << jl {
+                    groups.extend_from_slice(&[
+                        ci as u32,
+                        1,
+                        hp << (c.h - jh),
+                        c.h - jh,
+                        c.top(),
+                        c.s,
+                        lp << (c.s - jl),
+                        c.s - jl,
+                    ]);
+                }
             }
             continue;
         }
@@ -310,7 +354,7 @@ fn make_groups(chains: &[Chain], group_points: u64) -> Vec<u32> {
             }
         }
         open = Some((groups.len(), 1));
-        groups.extend_from_slice(&[ci as u32, 1, 0, c.h, c.top(), c.s]);
+        groups.extend_from_slice(&[ci as u32, 1, 0, c.h, c.top(), c.s, 0, c.s]);
     }
     groups
 }
@@ -340,7 +384,7 @@ mod tests {
         let source = |name: &str| {
             cuda_kernels::embedded_modules().iter().find(|m| m.name == name).expect("embedded module").source
         };
-        let eval = source("sg/sg_evaluate");
+        let eval = source("sg/eval/f64_generic");
         for define in [
             format!("#define SG_LEVEL_MASK {}u", 31),
             format!("#define SG_SIDE_BIT {SIDE_BIT}u"),

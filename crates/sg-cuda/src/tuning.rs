@@ -19,8 +19,8 @@ impl Tunable for EvalConfig {
     const KERNEL: &'static str = EVAL_KERNEL;
     type Shape = (usize, usize);
 
-    /// `block_size` in {64, 128, 256, 512}, `points_per_thread` in {0 (by dimension), 1, 2,
-    /// 4}, `stage_trie` a boolean.
+    /// `block_size` in {64, 128, 256, 512}, `points_per_thread` in {0 (by occupancy for the type
+    /// and dimension), 1, 2, 4}, `stage_trie` a boolean.
     fn space() -> &'static Space {
         static SPACE: OnceLock<Space> = OnceLock::new();
         SPACE.get_or_init(|| {

@@ -10,6 +10,8 @@ use hetkit_testkit::{TestRng, rng};
 use rand::Rng;
 use sg_core::{GridSpec, Real, reference as r};
 use sg_cuda::emulate;
+use sg_cuda::occupancy::SmLimits;
+use sg_cuda::plan::{self, EvalPlan, SpvmPlan};
 use sg_cuda::tables::{SweepTable, TrieTable, node_link};
 use sg_cuda::{EvalConfig, SpvmConfig};
 
@@ -40,6 +42,10 @@ fn sweep_emulation_equals_reference_f64() {
         let group_points = [1u64, 7, 64, 4096][g.random_range(0..4)];
         check_sweeps::<f64>(&mut g, &spec, 1, group_points, 1e-12);
     }
+    // Chains split by lo ranges (no hi bits in dimension 0), scalar and vector.
+    let spec = GridSpec::regular(2, 9).unwrap().with_boundary().unwrap();
+    check_sweeps::<f64>(&mut g, &spec, 1, 40, 1e-12);
+    check_sweeps::<f64>(&mut g, &spec, 2, 40, 1e-12);
 }
 
 #[test]
@@ -58,7 +64,8 @@ fn sweep_emulation_equals_reference_f32_and_vectors() {
 #[test]
 fn sweep_groups_do_not_race_and_cover_every_point_once() {
     let mut g = rng("sweep_groups_do_not_race_and_cover_every_point_once");
-    for spec in specs(&mut g, 8) {
+    // regular(2, 9): dimension 0's chains have no hi bits and up to 8 lo bits, so they split by lo.
+    for spec in specs(&mut g, 8).into_iter().chain([GridSpec::regular(2, 9).unwrap()]) {
         let group_points = [1u64, 5, 64][g.random_range(0..3)];
         let tables = SweepTable::for_grid(&spec, group_points).unwrap();
         let table = spec.block_table().unwrap();
@@ -114,6 +121,41 @@ fn sweep_groups_split_long_chains_and_merge_short_ones() {
         assert!(f.num_groups() > c.num_groups());
     }
     assert!(SweepTable::for_grid(&spec, 0).is_err());
+}
+
+/// Interior points a work-group row covers: chains × 2^(hi bits + lo bits) × (2^top − 1).
+fn group_points(row: &[u32]) -> u64 {
+    (u64::from(row[1]) << (row[3] + row[7])) * ((1u64 << row[4]) - 1)
+}
+
+/// The sweep's launch shape against its model (issue 17): one launch per dimension; each with
+/// one block per work group, groups of at most twice the shrunk target (or one chain that cannot
+/// be split), so a dimension of `P` interior points gets at least `min(792, P / 256) / 2` blocks,
+/// where the fixed 4096-point groups gave as few as a handful.
+#[test]
+fn sweep_launches_fill_the_device() {
+    let min_groups = plan::sweep_min_groups(&SmLimits::H100, 256);
+    for (d, n) in [(4usize, 14u32), (6, 10), (10, 7), (3, 9)] {
+        let spec = GridSpec::regular(d, n).unwrap();
+        let before = SweepTable::for_grid(&spec, 4096).unwrap();
+        let after = SweepTable::for_grid_filling(&spec, 4096, min_groups).unwrap();
+        let cost = sg_cuda::cost::sweep_cost(&after, 8, spec.len(), 1);
+        assert_eq!(cost.launches, d as u64);
+        assert_eq!(cost.blocks, after.iter().map(|t| t.num_groups() as u64).sum::<u64>());
+        let counts = |ts: &[SweepTable]| ts.iter().map(SweepTable::num_groups).collect::<Vec<_>>();
+        println!("d {d} n {n}: blocks per launch {:?} -> {:?}", counts(&before), counts(&after));
+        for t in &after {
+            let rows: Vec<&[u32]> = t.groups.chunks(sg_cuda::tables::GROUP_WORDS).collect();
+            let points: u64 = rows.iter().map(|r| group_points(r)).sum();
+            let target = sg_cuda::tables::sweep_group_target(points, 4096, min_groups);
+            for r in &rows {
+                let single_unsplittable = r[1] == 1 && r[3] == 0 && r[7] <= sg_cuda::tables::MIN_LO_BITS;
+                assert!(group_points(r) <= 2 * target || single_unsplittable, "{r:?} target {target}");
+            }
+            let want = (min_groups.min(points / sg_cuda::tables::MIN_GROUP_POINTS) / 2).max(1);
+            assert!(rows.len() as u64 >= want, "d {d} n {n}: {} groups, want {want}", rows.len());
+        }
+    }
 }
 
 #[test]
@@ -230,6 +272,49 @@ fn eval_launch_geometry_covers_every_row_once() {
     }
 }
 
+/// One walk per point accumulates a tile of components: every tile size (1, uneven, all) and
+/// staging give the reference values, bit-identical to one another (each component sums its
+/// leaves in the same order whatever the tile), for f32 and f64.
+#[test]
+fn eval_component_tiles_equal_the_reference() {
+    fn check<T: Real>(g: &mut TestRng, tol: f64) {
+        let spec = GridSpec::truncated(4, 5, &[3, 5, 2, 4]).unwrap().with_boundary().unwrap();
+        let trie = TrieTable::new(&spec).unwrap();
+        let ncomp = 7;
+        let values: Vec<T> = random_values(g, spec.len() as usize * ncomp);
+        let points: Vec<T> = random_points(g, 97, 4);
+        let base = plan::plan_eval(
+            &EvalConfig::default(),
+            size_of::<T>(),
+            (4, 97, ncomp),
+            trie.bytes(),
+            None,
+            &SmLimits::H100,
+        )
+        .unwrap();
+        assert_eq!(base.ctile, 7, "all components in one walk at the default");
+        let mut want: Option<Vec<T>> = None;
+        for ctile in [1u32, 2, 3, 7] {
+            for staged in [false, true] {
+                let plan = EvalPlan { ctile, staged, ..base };
+                let got = emulate::evaluate_regs_planned(trie.nodes(), 4, &values, ncomp, &points, &plan);
+                let e = common::eval_err(&spec, &values, ncomp, &points, &got);
+                assert!(e <= tol, "ctile {ctile}: {e:e}");
+                let generic =
+                    emulate::evaluate_generic_planned(trie.nodes(), 4, &values, ncomp, &points, &plan);
+                assert!(common::eval_err(&spec, &values, ncomp, &points, &generic) <= tol);
+                let same = |a: &[T], b: &[T]| {
+                    a.iter().zip(b).all(|(x, y)| Real::to_f64(*x).to_bits() == Real::to_f64(*y).to_bits())
+                };
+                assert!(same(want.get_or_insert_with(|| got.clone()), &got), "ctile {ctile} staged {staged}");
+            }
+        }
+    }
+    let mut g = rng("eval_component_tiles_equal_the_reference");
+    check::<f64>(&mut g, 1e-12);
+    check::<f32>(&mut g, 1e-5);
+}
+
 #[test]
 fn staging_copies_every_node() {
     let mut g = rng("staging_copies_every_node");
@@ -258,6 +343,22 @@ fn basis_matches_sg_core() {
     assert_eq!(emulate::basis(0, 1, 0.25f64), (0.25, 0));
 }
 
+/// Plans over every chunking of `nsel` rows worth testing: one chunk, the planner's, and chunks
+/// of 1, 3 and 64 rows (more chunks than blocks, uneven last chunks).
+fn spvm_plans(cfg: &SpvmConfig, p: usize, nsel: usize) -> Vec<SpvmPlan> {
+    let col_blocks = p.div_ceil((cfg.block_size * cfg.outputs_per_thread) as usize) as u32;
+    let mut plans: Vec<SpvmPlan> = [nsel.max(1), 1, 3, 64]
+        .iter()
+        .map(|&rpc| SpvmPlan {
+            col_blocks,
+            chunks: nsel.div_ceil(rpc).max(1) as u32,
+            rows_per_chunk: rpc as u32,
+        })
+        .collect();
+    plans.push(plan::plan_spvm(cfg, 8, p, nsel, 32, &SmLimits::H100).unwrap());
+    plans
+}
+
 #[test]
 fn spvm_emulation_equals_reference() {
     let mut g = rng("spvm_emulation_equals_reference");
@@ -277,27 +378,53 @@ fn spvm_emulation_equals_reference() {
         for block_size in [32, 64, 96] {
             for outputs_per_thread in [1, 2, 4] {
                 let cfg = SpvmConfig { block_size, outputs_per_thread };
-                let got = emulate::spvm(p, lda, &x, &ix64, &padded, &cfg);
-                assert!(max_rel(&got, &want) <= 1e-12, "rows {rows} p {p} nsel {nsel} {cfg:?}");
-                let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
-                let a32: Vec<f32> = padded.iter().map(|&v| v as f32).collect();
-                let want32: Vec<f32> = want.iter().map(|&v| v as f32).collect();
-                let got32 = emulate::spvm(p, lda, &x32, &ix64, &a32, &cfg);
-                assert!(max_rel(&got32, &want32) <= 1e-4, "f32 rows {rows} p {p} nsel {nsel} {cfg:?}");
+                for plan in spvm_plans(&cfg, p, nsel) {
+                    let got = emulate::spvm(p, lda, &x, &ix64, &padded, &cfg, &plan);
+                    assert!(max_rel(&got, &want) <= 1e-12, "rows {rows} p {p} nsel {nsel} {cfg:?} {plan:?}");
+                    let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+                    let a32: Vec<f32> = padded.iter().map(|&v| v as f32).collect();
+                    let want32: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+                    let got32 = emulate::spvm(p, lda, &x32, &ix64, &a32, &cfg, &plan);
+                    assert!(max_rel(&got32, &want32) <= 1e-4, "f32 rows {rows} p {p} nsel {nsel} {cfg:?}");
+                }
             }
         }
     }
 }
 
-/// A row index past the matrix reads nothing and turns every output into NaN.
+/// Integer-valued data make every summation order exact: the row-chunked product with its
+/// chunk-ordered reduction equals a plain sequential loop bit for bit, at every chunking.
+#[test]
+fn spvm_row_chunks_are_exact_on_integers() {
+    let mut g = rng("spvm_row_chunks_are_exact_on_integers");
+    for &(rows, p, nsel) in &[(5usize, 37usize, 131usize), (64, 1000, 1031), (2, 3, 2)] {
+        let a: Vec<f64> = (0..rows * p).map(|_| f64::from(g.random_range(-8i32..=8))).collect();
+        let x: Vec<f64> = (0..nsel).map(|_| f64::from(g.random_range(-8i32..=8))).collect();
+        let ix: Vec<u64> = (0..nsel).map(|_| g.random_range(0..rows as u64)).collect();
+        let mut want = vec![0.0f64; p];
+        for (xi, &r) in x.iter().zip(&ix) {
+            for (j, w) in want.iter_mut().enumerate() {
+                *w += xi * a[r as usize * p + j];
+            }
+        }
+        let cfg = SpvmConfig { block_size: 64, outputs_per_thread: 2 };
+        for plan in spvm_plans(&cfg, p, nsel) {
+            let got = emulate::spvm(p, p, &x, &ix, &a, &cfg, &plan);
+            assert_eq!(got, want, "{plan:?}");
+        }
+    }
+}
+
+/// A row index past the matrix reads nothing and turns every output into NaN, in every chunk.
 #[test]
 fn spvm_emulation_poisons_outputs_for_a_row_past_the_matrix() {
     let (rows, p, lda) = (4usize, 37usize, 48usize);
     let a = vec![1.0f64; rows * lda];
     let cfg = SpvmConfig { block_size: 32, outputs_per_thread: 2 };
-    let good = emulate::spvm(p, lda, &[1.0, 2.0], &[0, 3], &a, &cfg);
+    let one = |n: usize| SpvmPlan { col_blocks: 1, chunks: n.div_ceil(1) as u32, rows_per_chunk: 1 };
+    let good = emulate::spvm(p, lda, &[1.0, 2.0], &[0, 3], &a, &cfg, &one(2));
     assert!(good.iter().all(|&v| v == 3.0));
-    let bad = emulate::spvm(p, lda, &[1.0, 2.0, 3.0], &[0, rows as u64, 3], &a, &cfg);
+    let bad = emulate::spvm(p, lda, &[1.0, 2.0, 3.0], &[0, rows as u64, 3], &a, &cfg, &one(3));
     assert!(bad.iter().all(|v| v.is_nan()), "{bad:?}");
 }
 

@@ -90,7 +90,12 @@ fn gpu_evaluate_matches_reference() {
     }
     for spec in specs(&mut g, 3) {
         check_eval::<f64>(&gpu, &mut g, &spec, 2, 33, 1e-12);
+        // All components in one walk, the extra ones in shared accumulators.
+        check_eval::<f32>(&gpu, &mut g, &spec, 7, 97, 1e-5);
     }
+    // More components than one walk's shared accumulators hold at bs 256, pt 4: several tiles.
+    let spec = GridSpec::regular(4, 3).unwrap().with_boundary().unwrap();
+    check_eval::<f64>(&gpu, &mut g, &spec, 40, 37, 1e-12);
     // Every templated depth (specs() stops at d = 12) and a boundary grid at d = 10.
     for spec in common::high_dim_specs(&mut g) {
         let m = AWKWARD_M[g.random_range(0..AWKWARD_M.len())];
@@ -216,6 +221,34 @@ fn gpu_spvm_matches_reference() {
         let got32 = DeviceMatrix::upload(&gpu, &a32, p).unwrap().spvm(&x32, &ix).unwrap();
         assert!(max_rel(&got32, &want32) <= 1e-5);
     }
+}
+
+/// Many selected rows over few columns: the grid splits the rows into chunks whose partial sums
+/// a second kernel adds in chunk order. Integer values make every order exact, so the result
+/// equals a sequential loop bit for bit.
+#[test]
+fn gpu_spvm_row_chunks_are_exact() {
+    let Some(gpu) = gpu_or_skip("gpu_spvm_row_chunks_are_exact") else { return };
+    let mut g = rng("gpu_spvm_row_chunks_are_exact");
+    let (rows, p, nsel) = (40usize, 37usize, 1031usize);
+    let a: Vec<f64> = (0..rows * p).map(|_| f64::from(g.random_range(-8i32..=8))).collect();
+    let x: Vec<f64> = (0..nsel).map(|_| f64::from(g.random_range(-8i32..=8))).collect();
+    let ix: Vec<usize> = (0..nsel).map(|_| g.random_range(0..rows)).collect();
+    let mut want = vec![0.0f64; p];
+    for (xi, &r) in x.iter().zip(&ix) {
+        for (j, w) in want.iter_mut().enumerate() {
+            *w += xi * a[r * p + j];
+        }
+    }
+    let dm = DeviceMatrix::upload(&gpu, &a, p).unwrap();
+    let cfg = SpvmConfig::default();
+    let plan = dm.plan(&cfg, nsel).unwrap();
+    assert!(plan.chunks > 1 && plan.launches() == 2, "{plan:?}");
+    assert_eq!(dm.spvm_with(&x, &ix, &cfg).unwrap(), want);
+    let a32: Vec<f32> = a.iter().map(|&v| v as f32).collect();
+    let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+    let want32: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+    assert_eq!(DeviceMatrix::upload(&gpu, &a32, p).unwrap().spvm(&x32, &ix).unwrap(), want32);
 }
 
 /// `spvm_device` trusts no index: a row past the matrix reads nothing and poisons the result.

@@ -1,0 +1,4 @@
+// sg_eval_f32_d12_p{1,2,4}: evaluation at d = 12 (templates in ../sg_evaluate.cuh).
+#include "../sg_evaluate.cuh"
+
+SG_EVAL_PTS(float, f32, 12)

@@ -1,0 +1,4 @@
+// sg_eval_f32_d14_p{1,2,4}: evaluation at d = 14 (templates in ../sg_evaluate.cuh).
+#include "../sg_evaluate.cuh"
+
+SG_EVAL_PTS(float, f32, 14)

@@ -1,0 +1,4 @@
+// sg_eval_f64_d2_p{1,2,4}: evaluation at d = 2 (templates in ../sg_evaluate.cuh).
+#include "../sg_evaluate.cuh"
+
+SG_EVAL_PTS(double, f64, 2)

@@ -1,0 +1,4 @@
+// sg_eval_f64_generic: evaluation at any d up to SG_GENERIC_MAX_D (templates in ../sg_evaluate.cuh).
+#include "../sg_evaluate.cuh"
+
+SG_EVAL_GENERIC(double, f64)
