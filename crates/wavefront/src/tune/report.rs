@@ -226,7 +226,7 @@ pub fn markdown(rows: &[EvalRow]) -> String {
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {} | {:.2} | {} | {} | {} | {:.2} | {:.2} | {:.1} | {:.2} | {:.2} |",
+            "| {} | {} | {:.2} | {} | {} | {} | {:.3} | {:.3} | {:.1} | {} | {} |",
             r.instance,
             r.features.dim,
             r.features.tsize,
@@ -236,15 +236,21 @@ pub fn markdown(rows: &[EvalRow]) -> String {
             r.t_best_ms,
             r.t_tuned_ms,
             r.pct_of_best(),
-            r.speedup_over_sequential(),
-            r.speedup_over_untuned_cpu()
+            ratio(r.speedup_over_sequential()),
+            ratio(r.speedup_over_untuned_cpu())
         );
     }
     let (mean, min) = mean_min(rows, EvalRow::pct_of_best);
     let (sseq, _) = mean_min(rows, EvalRow::speedup_over_sequential);
     let (scpu, _) = mean_min(rows, EvalRow::speedup_over_untuned_cpu);
-    let _ = writeln!(s, "| **mean** | | | | | | | | **{mean:.1}** (min {min:.1}) | {sseq:.2} | {scpu:.2} |");
+    let (sseq, scpu) = (ratio(sseq), ratio(scpu));
+    let _ = writeln!(s, "| **mean** | | | | | | | | **{mean:.1}** (min {min:.1}) | {sseq} | {scpu} |");
     s
+}
+
+/// A speed-up with two decimals, or `-` where it was not measured (NaN).
+fn ratio(v: f64) -> String {
+    if v.is_finite() { format!("{v:.2}") } else { "-".into() }
 }
 
 /// How much one parameter value costs: over the instances where it was timed, the mean and
@@ -394,6 +400,7 @@ mod tests {
         assert!((rows[0].pct_of_best() - 100.0 / 3.0).abs() < 1e-9, "{rows:?}");
         assert!((rows[0].speedup_over_untuned_cpu() - 2.0 / 3.0).abs() < 1e-9);
         assert!(rows[0].t_seq_ms.is_nan());
+        assert!(markdown(&rows).contains("| 33.3 | - | 0.67 |"), "{}", markdown(&rows));
         let exact = from_log(&recs, &[inst], &|_| Candidate::cpu(true, 16)).unwrap();
         assert_eq!(exact[0].pct_of_best(), 100.0);
         // A prediction the search did not time is an error, not a guess.
