@@ -163,13 +163,13 @@ enum Tune {
         /// JSON-lines search log; an interrupted calibration resumes from it.
         #[arg(long)]
         log: Option<PathBuf>,
-        /// Timed runs per configuration (median).
+        /// Timed runs per configuration (the fastest is kept).
         #[arg(long, default_value_t = 3)]
         reps: usize,
         /// A run longer than this (ms) is not repeated and its configuration is capped.
         #[arg(long, default_value_t = 2000)]
         cap_ms: u64,
-        /// Parameter learner: model-tree, tree or linear.
+        /// Parameter learner: model-tree, tree, linear or svm.
         #[arg(long, default_value = "model-tree")]
         learner: String,
         /// The smaller 2D-only training grid.

@@ -211,12 +211,21 @@ pub struct SearchOptions {
     pub cap: Duration,
     /// Which configurations are tried.
     pub space: SpaceOptions,
+    /// A configuration whose first run is shorter than this is timed in batches of back-to-back
+    /// runs lasting about this long (each repetition's time is the batch's mean), so
+    /// microsecond instances are not ranked by timer and scheduler noise.
+    pub min_timing: Duration,
 }
 
 impl Default for SearchOptions {
-    /// 3 runs, a 2 s cap, the CPU space.
+    /// 3 runs, a 2 s cap, the CPU space, batches of at least 1 ms.
     fn default() -> Self {
-        SearchOptions { reps: 3, cap: Duration::from_secs(2), space: SpaceOptions::default() }
+        SearchOptions {
+            reps: 3,
+            cap: Duration::from_secs(2),
+            space: SpaceOptions::default(),
+            min_timing: Duration::from_millis(1),
+        }
     }
 }
 
@@ -318,14 +327,39 @@ fn time_one(
         time_ms: None,
         failure: None,
     };
-    for _ in 0..opts.reps.max(1) {
-        let t = match eval.run(inst, cand)? {
-            Ok(t) => t,
-            Err(reason) => {
-                record.failure = Some(reason);
-                return Ok(record);
+    // The first run tells whether to batch; unbatched, it is the first repetition.
+    let first = match eval.run(inst, cand)? {
+        Ok(t) => t,
+        Err(reason) => {
+            record.failure = Some(reason);
+            return Ok(record);
+        }
+    };
+    if first > opts.cap {
+        record.times_ms = vec![first.as_secs_f64() * 1e3];
+        return Ok(record);
+    }
+    let batch = if first.is_zero() || first >= opts.min_timing {
+        1
+    } else {
+        (opts.min_timing.as_secs_f64() / first.as_secs_f64()).ceil().min(10_000.0) as usize
+    };
+    if batch == 1 {
+        times.push(first.as_secs_f64() * 1e3);
+    }
+    while times.len() < opts.reps.max(1) {
+        let mut total = Duration::ZERO;
+        for _ in 0..batch {
+            match eval.run(inst, cand)? {
+                Ok(t) => total += t,
+                Err(reason) => {
+                    record.failure = Some(reason);
+                    record.times_ms = times;
+                    return Ok(record);
+                }
             }
-        };
+        }
+        let t = total / batch as u32;
         times.push(t.as_secs_f64() * 1e3);
         if t > opts.cap {
             record.times_ms = times;
@@ -427,6 +461,46 @@ mod tests {
         assert_eq!((s.evaluated, s.reused, third.runs), (0, total, 0));
     }
 
+    /// A machine whose runs take 50 us (or fail under tile 1), counting them.
+    struct Quick(usize);
+    impl Evaluate for Quick {
+        fn features(&mut self, i: &Instance) -> Result<Features> {
+            Ok(Features::new(i.dim, 1.0, 1))
+        }
+        fn run(&mut self, _: &Instance, c: &Candidate) -> Result<std::result::Result<Duration, String>> {
+            self.0 += 1;
+            if c.tile == 1 {
+                return Ok(Err("not here".into()));
+            }
+            Ok(Ok(Duration::from_micros(50)))
+        }
+    }
+
+    #[test]
+    fn short_runs_are_timed_in_batches() {
+        let opts = SearchOptions {
+            reps: 3,
+            space: SpaceOptions { tiles: vec![1, 2], ..SpaceOptions::default() },
+            ..SearchOptions::default()
+        };
+        let mut q = Quick(0);
+        let mut log = SearchLog::in_memory();
+        let s = search(&[Instance::synthetic(4, 1, 1)], &mut q, &mut log, &opts, &mut |_| {}).unwrap();
+        assert_eq!((s.evaluated, s.failed), (4, 2));
+        // Tile 2 (tiled and parallel): a probe, then 3 batches of 1 ms / 50 us = 20 runs.
+        assert_eq!(q.0, 2 + 2 * (1 + 3 * 20));
+        for r in log.records().iter().filter(|r| r.candidate.tile == 2) {
+            assert_eq!(r.times_ms.len(), 3);
+            assert!((r.time_ms.unwrap() - 0.05).abs() < 1e-9, "{r:?}");
+        }
+        // Without batching each repetition is one run.
+        let mut q = Quick(0);
+        let once = SearchOptions { min_timing: Duration::ZERO, ..opts };
+        search(&[Instance::synthetic(4, 1, 1)], &mut q, &mut SearchLog::in_memory(), &once, &mut |_| {})
+            .unwrap();
+        assert_eq!(q.0, 2 + 2 * 3);
+    }
+
     #[test]
     fn torn_last_line_is_dropped_and_other_garbage_rejected() {
         let dir = tempfile::tempdir().unwrap();
@@ -464,6 +538,7 @@ mod tests {
             reps: 3,
             cap: Duration::from_millis(10),
             space: SpaceOptions { tiles: vec![1, 2], gpus: 1, bands: 2, halos: 0 },
+            ..SearchOptions::default()
         };
         let mut log = SearchLog::in_memory();
         let s = search(&[Instance::synthetic(8, 1, 1)], &mut Slow, &mut log, &opts, &mut |_| {}).unwrap();

@@ -1,25 +1,34 @@
-//! Training sets and the chained predictor (digest §3.1, §3.3): the best five configurations of
+//! Training sets and the chained predictor (digest §3.1, §3.3): the best configurations of
 //! each sampled instance, then one model per decision, each fed the ones before it, in the
-//! thesis's chapter 5 order: parallel or not -> GPU or not -> CPU tile -> band -> halo.
+//! thesis's chapter 5 order: executor (sequential tiles or parallel) -> GPU or not -> CPU tile
+//! (from the inputs, per executor) -> band (inputs and GPU tile) -> halo (inputs, band and CPU
+//! tile).
 //!
-//! Binary decisions use smartcore's CART classifier (the thesis's REPTree role); parameters use
-//! the in-house M5P-style [`ModelTree`] by default, or smartcore's CART regressor or linear
-//! regression (the thesis's chapter 4 learner). Predictions are rounded and snapped to legal
-//! values ([`crate::tune::space`]).
+//! The two yes/no decisions are regressions of how much faster one side's best configuration
+//! was (`log2` of the time ratio, one row per training instance), thresholded at 0: the
+//! learner sees how clear-cut each training decision was, not only which side won, and a
+//! decision near the break-even point costs little either way. The CPU tile is regressed in
+//! `log2` space (tiles are powers of two apart) and snapped to the nearest legal side in that
+//! space; band and halo are rounded and clamped (§6.4).
+//!
+//! Every model uses one [`Learner`]: the in-house M5P-style [`ModelTree`] (default),
+//! smartcore's CART regressor, linear regression (the thesis's chapter 4) or epsilon-SVR (the
+//! thesis's SMOreg).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use smartcore::linalg::basic::matrix::DenseMatrix;
 use smartcore::linear::linear_regression::{LinearRegression, LinearRegressionParameters};
-use smartcore::tree::decision_tree_classifier::{DecisionTreeClassifier, DecisionTreeClassifierParameters};
+use smartcore::svm::Kernels;
+use smartcore::svm::svr::{SVR, SVRParameters};
 use smartcore::tree::decision_tree_regressor::{DecisionTreeRegressor, DecisionTreeRegressorParameters};
 
 use crate::error::{Result, WavefrontError};
 use crate::tune::driver::{Instance, Record};
 use crate::tune::features::Features;
 use crate::tune::model_tree::{LinearModel, ModelTree, TreeParams};
-use crate::tune::space::{Candidate, snap_band, snap_halo, snap_tile};
+use crate::tune::space::{Candidate, snap_band, snap_halo, snap_tile, snap_tile_log2};
 
 /// One training example: an instance's features and one of its best configurations.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -32,15 +41,35 @@ pub struct TrainRow {
     pub time_ms: f64,
 }
 
-/// The `k` fastest timed configurations of every instance in `records` (capped and failed ones
-/// left out), ties broken by configuration so the set is deterministic; instances in order.
+/// The three executors a configuration can run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Kind {
+    Tiled,
+    Parallel,
+    Gpu,
+}
+
+fn kind(c: &Candidate) -> Kind {
+    match (c.band >= 0, c.parallel) {
+        (true, _) => Kind::Gpu,
+        (false, true) => Kind::Parallel,
+        (false, false) => Kind::Tiled,
+    }
+}
+
+/// The `k` fastest timed configurations of every instance in `records` on each executor
+/// (sequential tiles, parallel CPU, GPU band): the thesis's best five per instance, taken per
+/// executor because the executor is decided first and the tile model of each executor needs
+/// that executor's best tiles on every instance, also where the other executor won. Capped
+/// and failed configurations are left out; ties are broken by configuration so the set is
+/// deterministic; instances in order, then executors, then time.
 pub fn training_set(records: &[Record], k: usize) -> Vec<TrainRow> {
-    let mut by_instance: BTreeMap<Instance, Vec<&Record>> = BTreeMap::new();
+    let mut groups: BTreeMap<(Instance, Kind), Vec<&Record>> = BTreeMap::new();
     for r in records.iter().filter(|r| r.time_ms.is_some()) {
-        by_instance.entry(r.instance).or_default().push(r);
+        groups.entry((r.instance, kind(&r.candidate))).or_default().push(r);
     }
     let mut out = Vec::new();
-    for rs in by_instance.values_mut() {
+    for rs in groups.values_mut() {
         rs.sort_by(|a, b| {
             a.time_ms
                 .unwrap_or(f64::INFINITY)
@@ -56,7 +85,7 @@ pub fn training_set(records: &[Record], k: usize) -> Vec<TrainRow> {
     out
 }
 
-/// The regressor used for the CPU tile, band and halo.
+/// The regressor used for every model of the chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Learner {
@@ -66,11 +95,14 @@ pub enum Learner {
     Tree,
     /// smartcore's linear regression (the thesis's chapter 4).
     Linear,
+    /// smartcore's epsilon-SVR with an RBF kernel on inputs scaled to [0, 1] (the thesis's
+    /// chapter 4 SMOreg, which Weka also runs on normalised inputs).
+    Svm,
 }
 
 impl Learner {
     /// Every learner, for comparisons.
-    pub const ALL: [Learner; 3] = [Learner::ModelTree, Learner::Tree, Learner::Linear];
+    pub const ALL: [Learner; 4] = [Learner::ModelTree, Learner::Tree, Learner::Linear, Learner::Svm];
 
     /// The name used in tables and on the command line.
     pub fn name(self) -> &'static str {
@@ -78,6 +110,7 @@ impl Learner {
             Learner::ModelTree => "model-tree",
             Learner::Tree => "tree",
             Learner::Linear => "linear",
+            Learner::Svm => "svm",
         }
     }
 
@@ -87,12 +120,74 @@ impl Learner {
     /// An unknown name.
     pub fn by_name(name: &str) -> Result<Self> {
         Learner::ALL.into_iter().find(|l| l.name() == name).ok_or_else(|| {
-            WavefrontError::Tune(format!("unknown learner `{name}` (model-tree, tree, linear)"))
+            WavefrontError::Tune(format!("unknown learner `{name}` (model-tree, tree, linear, svm)"))
         })
     }
 }
 
 type Matrix = DenseMatrix<f64>;
+
+fn matrix(xs: &[Vec<f64>]) -> Result<Matrix> {
+    DenseMatrix::from_2d_vec(&xs.to_vec()).map_err(|e| WavefrontError::Tune(format!("training matrix: {e}")))
+}
+
+/// An epsilon-SVR over owned, scaled training rows.
+///
+/// smartcore's `SVR` borrows its parameters (and ties its lifetime to its training matrix)
+/// for as long as it lives, so it cannot be stored next to the rows it was fitted on; this
+/// model keeps the rows and fits the SVR when a prediction is asked for. Fitting is
+/// deterministic (SMO from zero multipliers), so every fit gives the same function.
+#[derive(Debug, Clone)]
+struct SvrModel {
+    xs: Vec<Vec<f64>>,
+    ys: Vec<f64>,
+    lo: Vec<f64>,
+    span: Vec<f64>,
+}
+
+/// RBF width on inputs scaled to [0, 1], the error-free band and the penalty: a smooth
+/// surface that follows training targets to within a tenth (of a `log2` tile or time ratio).
+const SVR_GAMMA: f64 = 2.0;
+const SVR_EPS: f64 = 0.1;
+const SVR_C: f64 = 10.0;
+
+impl SvrModel {
+    fn fit(xs: &[Vec<f64>], ys: &[f64]) -> Result<Self> {
+        let p = xs.first().map_or(0, Vec::len);
+        let lo: Vec<f64> = (0..p).map(|k| xs.iter().map(|x| x[k]).fold(f64::INFINITY, f64::min)).collect();
+        let hi: Vec<f64> =
+            (0..p).map(|k| xs.iter().map(|x| x[k]).fold(f64::NEG_INFINITY, f64::max)).collect();
+        let span: Vec<f64> = lo.iter().zip(&hi).map(|(l, h)| if h > l { h - l } else { 1.0 }).collect();
+        let mut m = SvrModel { xs: Vec::new(), ys: ys.to_vec(), lo, span };
+        m.xs = xs.iter().map(|x| m.scale(x)).collect();
+        // Fit once now so bad data is reported by `fit`, not silently at prediction time.
+        m.eval(&[m.xs[0].clone()])?;
+        Ok(m)
+    }
+
+    fn scale(&self, x: &[f64]) -> Vec<f64> {
+        x.iter().zip(&self.lo).zip(&self.span).map(|((v, l), s)| (v - l) / s).collect()
+    }
+
+    fn params() -> SVRParameters<f64> {
+        SVRParameters::default()
+            .with_kernel(Kernels::rbf().with_gamma(SVR_GAMMA))
+            .with_eps(SVR_EPS)
+            .with_c(SVR_C)
+    }
+
+    /// The fitted SVR's values at (already scaled) `queries`.
+    fn eval(&self, queries: &[Vec<f64>]) -> Result<Vec<f64>> {
+        let err = |e: smartcore::error::Failed| WavefrontError::Tune(format!("SVR: {e}"));
+        let (x, q, params) = (matrix(&self.xs)?, matrix(queries)?, Self::params());
+        let svr = SVR::fit(&x, &self.ys, &params).map_err(err)?;
+        svr.predict(&q).map_err(err)
+    }
+
+    fn predict(&self, x: &[f64]) -> f64 {
+        self.eval(&[self.scale(x)]).ok().and_then(|v| v.first().copied()).unwrap_or(f64::NAN)
+    }
+}
 
 /// A fitted real-valued model.
 #[derive(Debug)]
@@ -103,15 +198,14 @@ enum Regressor {
     Linear(LinearRegression<f64, f64, Matrix, Vec<f64>>),
     /// In-house least squares, where smartcore's solver rejects the data.
     LeastSquares(LinearModel),
-}
-
-fn matrix(xs: &[Vec<f64>]) -> Result<Matrix> {
-    DenseMatrix::from_2d_vec(&xs.to_vec()).map_err(|e| WavefrontError::Tune(format!("training matrix: {e}")))
+    Svm(SvrModel),
 }
 
 impl Regressor {
-    fn fit(learner: Learner, xs: &[Vec<f64>], ys: &[f64]) -> Result<Self> {
-        let Some(&first) = ys.first() else { return Ok(Regressor::Constant(0.0)) };
+    /// A model of `ys` from `xs`; `empty` when there is no row at all (a decision never
+    /// observed in training).
+    fn fit(learner: Learner, xs: &[Vec<f64>], ys: &[f64], empty: f64) -> Result<Self> {
+        let Some(&first) = ys.first() else { return Ok(Regressor::Constant(empty)) };
         if ys.iter().all(|&y| y == first) {
             // The thesis's SVM failed on constant targets (§3.2); a constant is the answer.
             return Ok(Regressor::Constant(first));
@@ -137,6 +231,7 @@ impl Regressor {
                     }
                 }
             }
+            Learner::Svm => Regressor::Svm(SvrModel::fit(xs, ys)?),
         })
     }
 
@@ -148,39 +243,44 @@ impl Regressor {
             Regressor::LeastSquares(m) => m.predict(x),
             Regressor::Tree(t) => one().ok().and_then(|m| t.predict(&m).ok()).map_or(f64::NAN, |v| v[0]),
             Regressor::Linear(l) => one().ok().and_then(|m| l.predict(&m).ok()).map_or(f64::NAN, |v| v[0]),
+            Regressor::Svm(s) => s.predict(x),
         }
     }
 }
 
-/// A fitted yes/no model.
-#[derive(Debug)]
-enum Classifier {
-    Constant(bool),
-    Tree(DecisionTreeClassifier<f64, u32, Matrix, Vec<u32>>),
-}
-
-impl Classifier {
-    fn fit(xs: &[Vec<f64>], ys: &[bool]) -> Result<Self> {
-        let Some(&first) = ys.first() else { return Ok(Classifier::Constant(false)) };
-        if ys.iter().all(|&y| y == first) {
-            return Ok(Classifier::Constant(first));
-        }
-        let labels: Vec<u32> = ys.iter().map(|&y| u32::from(y)).collect();
-        let mut p = DecisionTreeClassifierParameters::default().with_min_samples_leaf(2);
-        p.seed = Some(0);
-        DecisionTreeClassifier::fit(&matrix(xs)?, &labels, p)
-            .map(Classifier::Tree)
-            .map_err(|e| WavefrontError::Tune(format!("classification tree: {e}")))
-    }
-
-    fn predict(&self, x: &[f64]) -> bool {
-        match self {
-            Classifier::Constant(c) => *c,
-            Classifier::Tree(t) => {
-                matrix(&[x.to_vec()]).ok().and_then(|m| t.predict(&m).ok()).is_some_and(|v| v[0] == 1)
+/// Per training instance (rows with the same features), the best time on each executor.
+fn best_per_instance(rows: &[TrainRow]) -> Vec<(Features, BTreeMap<Kind, f64>)> {
+    let mut out: Vec<(Features, BTreeMap<Kind, f64>)> = Vec::new();
+    for r in rows.iter().filter(|r| r.time_ms.is_finite() && r.time_ms > 0.0) {
+        let i = match out.iter().position(|(f, _)| *f == r.features) {
+            Some(i) => i,
+            None => {
+                out.push((r.features, BTreeMap::new()));
+                out.len() - 1
             }
-        }
+        };
+        let t = out[i].1.entry(kind(&r.candidate)).or_insert(f64::INFINITY);
+        *t = t.min(r.time_ms);
     }
+    out
+}
+
+/// `log2(slow side's best / fast side's best)` per instance where both sides were timed:
+/// positive where `yes` won.
+fn decision_rows(
+    per: &[(Features, BTreeMap<Kind, f64>)],
+    yes: &[Kind],
+    no: &[Kind],
+) -> (Vec<Vec<f64>>, Vec<f64>) {
+    let best = |m: &BTreeMap<Kind, f64>, ks: &[Kind]| {
+        ks.iter().filter_map(|k| m.get(k)).copied().fold(f64::INFINITY, f64::min)
+    };
+    per.iter()
+        .filter_map(|(f, m)| {
+            let (y, n) = (best(m, yes), best(m, no));
+            (y.is_finite() && n.is_finite()).then(|| (f.x().to_vec(), (n / y).log2()))
+        })
+        .unzip()
 }
 
 /// The chained predictor of a configuration from features.
@@ -188,19 +288,21 @@ impl Classifier {
 pub struct Predictor {
     learner: Learner,
     tiles: Vec<usize>,
-    parallel: Classifier,
-    use_gpu: Classifier,
-    /// `log2` of the CPU tile from the features and the parallel decision.
-    tile: Regressor,
-    /// From the features and the CPU tile, on GPU rows only.
+    /// `log2(best tiled / best parallel)`: parallel when positive.
+    parallel: Regressor,
+    /// `log2(best CPU-only / best GPU)`: a GPU band when positive.
+    use_gpu: Regressor,
+    /// `log2` of the CPU tile, one model per executor (sequential tiles, parallel, hybrid).
+    tile: [Regressor; 3],
+    /// From the features and the GPU tile, on GPU rows only.
     band: Regressor,
-    /// From the features, band and CPU tile, on GPU rows only.
+    /// From the features, band and `log2` CPU tile, on GPU rows only.
     halo: Regressor,
 }
 
 impl Predictor {
-    /// Fits every model of the chain on `rows`; `tiles` are the legal CPU tile sides predictions
-    /// snap to.
+    /// Fits every model of the chain on `rows` (as [`training_set`] builds them); `tiles` are
+    /// the legal CPU tile sides predictions snap to.
     ///
     /// # Errors
     /// No rows, no legal tiles, or a learner that rejects the data.
@@ -219,40 +321,50 @@ impl Predictor {
                 .then(a.features.tsize.total_cmp(&b.features.tsize))
                 .then(a.time_ms.total_cmp(&b.time_ms))
         });
-        let rows = &rows[..];
-        let base: Vec<Vec<f64>> = rows.iter().map(|r| r.features.x().to_vec()).collect();
-        let parallel =
-            Classifier::fit(&base, &rows.iter().map(|r| r.candidate.parallel).collect::<Vec<_>>())?;
-        let use_gpu =
-            Classifier::fit(&base, &rows.iter().map(|r| r.candidate.band >= 0).collect::<Vec<_>>())?;
-        let with =
-            |extra: &dyn Fn(&TrainRow) -> Vec<f64>, keep: &dyn Fn(&TrainRow) -> bool| -> Vec<Vec<f64>> {
-                rows.iter()
-                    .zip(&base)
-                    .filter(|(r, _)| keep(r))
-                    .map(|(r, b)| [b.clone(), extra(r)].concat())
-                    .collect()
-            };
-        let all = |_: &TrainRow| true;
+        let per = best_per_instance(&rows);
+        let (px, py) = decision_rows(&per, &[Kind::Parallel], &[Kind::Tiled]);
+        let (gx, gy) = decision_rows(&per, &[Kind::Gpu], &[Kind::Tiled, Kind::Parallel]);
+        let lt = |r: &TrainRow| (r.candidate.tile.max(1) as f64).log2();
+        let fit_on = |keep: &dyn Fn(&TrainRow) -> bool,
+                      extra: &dyn Fn(&TrainRow) -> Vec<f64>,
+                      y: &dyn Fn(&TrainRow) -> f64,
+                      empty: f64| {
+            let (xs, ys): (Vec<Vec<f64>>, Vec<f64>) = rows
+                .iter()
+                .filter(|r| keep(r))
+                .map(|r| ([r.features.x().to_vec(), extra(r)].concat(), y(r)))
+                .unzip();
+            Regressor::fit(learner, &xs, &ys, empty)
+        };
+        let none = |_: &TrainRow| Vec::new();
+        let tile_of = |k: Kind| fit_on(&|r| kind(&r.candidate) == k, &none, &lt, 0.0);
         let gpu = |r: &TrainRow| r.candidate.band >= 0;
-        let tile_x = with(&|r| vec![f64::from(u8::from(r.candidate.parallel))], &all);
-        let tile_y: Vec<f64> = rows.iter().map(|r| (r.candidate.tile.max(1) as f64).log2()).collect();
-        let band_x = with(&|r| vec![(r.candidate.tile.max(1) as f64).log2()], &gpu);
-        let band_y: Vec<f64> = rows.iter().filter(|r| gpu(r)).map(|r| r.candidate.band as f64).collect();
-        let halo_x = with(&|r| vec![r.candidate.band as f64, (r.candidate.tile.max(1) as f64).log2()], &gpu);
-        let halo_y: Vec<f64> = rows.iter().filter(|r| gpu(r)).map(|r| r.candidate.halo as f64).collect();
         Ok(Predictor {
             learner,
             tiles: tiles.to_vec(),
-            parallel,
-            use_gpu,
-            tile: Regressor::fit(learner, &tile_x, &tile_y)?,
-            band: Regressor::fit(learner, &band_x, &band_y)?,
-            halo: Regressor::fit(learner, &halo_x, &halo_y)?,
+            // Never observed: stay on the side the executors default to (parallel, no GPU).
+            parallel: if py.is_empty() {
+                Regressor::Constant(1.0)
+            } else {
+                Regressor::fit(learner, &px, &py, 1.0)?
+            },
+            use_gpu: if gy.is_empty() {
+                Regressor::Constant(-1.0)
+            } else {
+                Regressor::fit(learner, &gx, &gy, -1.0)?
+            },
+            tile: [tile_of(Kind::Tiled)?, tile_of(Kind::Parallel)?, tile_of(Kind::Gpu)?],
+            band: fit_on(&gpu, &|r| vec![r.candidate.gpu_tile as f64], &|r| r.candidate.band as f64, -1.0)?,
+            halo: fit_on(
+                &gpu,
+                &|r| vec![r.candidate.band as f64, lt(r)],
+                &|r| r.candidate.halo as f64,
+                -1.0,
+            )?,
         })
     }
 
-    /// The learner of the parameter models.
+    /// The learner of the models.
     pub fn learner(&self) -> Learner {
         self.learner
     }
@@ -261,22 +373,27 @@ impl Predictor {
     /// has: without one the GPU models are not consulted; with one the halo stays -1.
     pub fn predict(&self, f: &Features, gpus: usize) -> Candidate {
         let x = f.x().to_vec();
-        let parallel = self.parallel.predict(&x);
-        let log_tile = self.tile.predict(&[x.clone(), vec![f64::from(u8::from(parallel))]].concat());
-        let tile = snap_tile(log_tile.exp2(), &self.tiles).min(f.dim.max(1)).max(1);
-        let mut c = Candidate::cpu(parallel, tile);
-        if gpus >= 1 && self.use_gpu.predict(&x) {
-            let lt = (tile as f64).log2();
-            // useGPU says yes: at least the main diagonal (digest §2.1).
-            let band = snap_band(self.band.predict(&[x.clone(), vec![lt]].concat()), f.dim).max(0);
-            let halo = if gpus >= 2 {
-                snap_halo(self.halo.predict(&[x, vec![band as f64, lt]].concat()), f.dim, band)
-            } else {
-                -1
-            };
-            c = Candidate { parallel: true, tile, band, gpu_tile: 1, halo };
+        let gpu = gpus >= 1 && self.use_gpu.predict(&x) > 0.0;
+        let parallel = gpu || self.parallel.predict(&x) > 0.0;
+        let k = match (gpu, parallel) {
+            (true, _) => 2,
+            (false, true) => 1,
+            (false, false) => 0,
+        };
+        let tile = snap_tile_log2(self.tile[k].predict(&x), &self.tiles, f.dim);
+        if !gpu {
+            return Candidate::cpu(parallel, tile);
         }
-        c
+        // useGPU says yes: at least the main diagonal (digest §2.1); one thread per cell.
+        let gpu_tile = 1;
+        let band = snap_band(self.band.predict(&[x.clone(), vec![gpu_tile as f64]].concat()), f.dim).max(0);
+        let halo = if gpus >= 2 {
+            let lt = (tile as f64).log2();
+            snap_halo(self.halo.predict(&[x, vec![band as f64, lt]].concat()), f.dim, band)
+        } else {
+            -1
+        };
+        Candidate { parallel: true, tile, band, gpu_tile, halo }
     }
 }
 
@@ -347,7 +464,7 @@ mod tests {
     }
 
     #[test]
-    fn training_set_is_the_top_five_per_instance() {
+    fn training_set_is_the_top_five_per_instance_and_executor() {
         let mut recs = Vec::new();
         for (k, tile) in CPU_TILES.iter().enumerate() {
             recs.push(record(100, 1, Candidate::cpu(true, *tile), Some(10.0 - k as f64)));
@@ -360,72 +477,110 @@ mod tests {
             ));
         }
         let rows = training_set(&recs, 5);
-        assert_eq!(rows.len(), 10);
-        let first: Vec<(bool, usize)> =
-            rows[..5].iter().map(|r| (r.candidate.parallel, r.candidate.tile)).collect();
-        assert_eq!(
-            first,
-            [(false, 1), (false, 2), (false, 4), (false, 8), (false, 10)],
-            "dim 50 sorts first"
-        );
-        let second: Vec<(bool, usize)> =
-            rows[5..].iter().map(|r| (r.candidate.parallel, r.candidate.tile)).collect();
-        assert_eq!(
-            second,
-            [(false, 256), (true, 256), (false, 128), (true, 128), (false, 64)],
-            "ties by config"
-        );
+        let got: Vec<(usize, bool, usize)> =
+            rows.iter().map(|r| (r.features.dim, r.candidate.parallel, r.candidate.tile)).collect();
+        let mut want = vec![(50, false, 1), (50, false, 2), (50, false, 4), (50, false, 8), (50, false, 10)];
+        for parallel in [false, true] {
+            want.extend([256, 128, 64, 32, 16].map(|t| (100, parallel, t)));
+        }
+        assert_eq!(got, want, "instances in order, then executors, fastest first");
         assert!(training_set(&recs, 0).is_empty());
         assert_eq!(training_set(&recs[..1], 5).len(), 1);
     }
 
-    /// A known structure: parallel iff dim >= 256; tile = dim / 16 (a power of two); GPU band
-    /// = dim / 4 when tsize >= 100. Every learner recovers the discrete parts on unseen
-    /// instances; the model tree recovers all of it.
-    #[test]
-    fn learners_fit_and_predict_known_structure() {
-        let truth = |dim: usize, tsize: f64| {
-            let tile = (dim / 16).clamp(1, 256);
-            if tsize >= 100.0 {
-                Candidate { parallel: true, tile, band: (dim / 4) as isize, gpu_tile: 1, halo: -1 }
-            } else {
-                Candidate::cpu(dim >= 256, tile)
-            }
-        };
+    /// A machine with known structure, as the search would log it: per instance the best
+    /// configurations of each executor with their times. Parallel beats sequential tiles by
+    /// `2^((log2 dim - 7.5) / 2)` (so from side 256 on); the GPU beats the CPU by
+    /// `2^((log2 tsize - 6.5) / 2)` (from tsize about 100 on); the best tile is dim / 16 in
+    /// parallel, dim / 64 sequentially; the band is dim / 4.
+    fn known_rows() -> Vec<TrainRow> {
         let mut rows = Vec::new();
         for dim in [32usize, 64, 128, 256, 512, 1024, 2048] {
-            for tsize in [1.0, 10.0, 30.0, 300.0, 1000.0] {
-                for _ in 0..5 {
-                    rows.push(TrainRow {
-                        features: Features::new(dim, tsize, 1),
-                        candidate: truth(dim, tsize),
-                        time_ms: 1.0,
-                    });
+            let d = dim as f64;
+            for tsize in [1.0f64, 10.0, 30.0, 300.0, 1000.0] {
+                let par = 1.0;
+                let tiled = par * ((d.log2() - 7.5) / 2.0).exp2();
+                let gpu = par.min(tiled) / ((tsize.log2() - 6.5) / 2.0).exp2();
+                let f = Features::new(dim, tsize, 1);
+                let row = |candidate, time_ms| TrainRow { features: f, candidate, time_ms };
+                for k in 0..3 {
+                    let slower = 1.0 + 0.01 * k as f64;
+                    rows.push(row(Candidate::cpu(true, (dim / 16).clamp(1, 256)), par * slower));
+                    rows.push(row(Candidate::cpu(false, (dim / 64).clamp(1, 256)), tiled * slower));
+                    let g = Candidate {
+                        parallel: true,
+                        tile: (dim / 16).clamp(1, 256),
+                        band: (dim / 4) as isize,
+                        gpu_tile: 1,
+                        halo: -1,
+                    };
+                    rows.push(row(g, gpu * slower));
                 }
             }
         }
+        rows
+    }
+
+    #[test]
+    fn learners_fit_and_predict_known_structure() {
+        let rows = known_rows();
         for learner in Learner::ALL {
             let p = Predictor::fit(&rows, learner, &CPU_TILES).unwrap();
-            for (dim, tsize) in [(64usize, 3.0), (512, 20.0), (1024, 500.0), (128, 2000.0)] {
+            for (dim, tsize) in [(64usize, 3.0), (512, 20.0), (1024, 500.0), (128, 2000.0), (100, 5.0)] {
                 let got = p.predict(&Features::new(dim, tsize, 1), 1);
-                let want = truth(dim, tsize);
+                let (parallel, gpu) = (dim >= 256, tsize >= 100.0);
                 assert_eq!(
                     (got.parallel, got.band >= 0),
-                    (want.parallel, want.band >= 0),
+                    (parallel || gpu, gpu),
                     "{learner:?} {dim} {tsize}"
                 );
-                if learner == Learner::ModelTree {
-                    assert_eq!(got.tile, want.tile, "{dim} {tsize}");
-                    assert!((got.band - want.band).abs() <= want.band / 10, "{got:?} {want:?}");
-                }
                 let cpu_only = p.predict(&Features::new(dim, tsize, 1), 0);
                 assert_eq!(cpu_only.band, -1, "no GPU, no band");
+                assert_eq!(cpu_only.parallel, parallel, "{learner:?} {dim} {tsize}");
+                if matches!(learner, Learner::ModelTree | Learner::Svm) {
+                    let want = if parallel { dim / 16 } else { (dim / 64).max(1) };
+                    let w = (want as f64).log2();
+                    let g = (cpu_only.tile as f64).log2();
+                    assert!(
+                        (g - w).abs() <= 1.0,
+                        "{learner:?} {dim} {tsize}: tile {} for {want}",
+                        cpu_only.tile
+                    );
+                }
+                if learner == Learner::ModelTree && gpu {
+                    let want = (dim / 4) as isize;
+                    assert!((got.band - want).abs() <= want / 10, "{got:?} {want}");
+                }
             }
         }
         assert!(Predictor::fit(&[], Learner::Linear, &CPU_TILES).is_err());
         assert!(Predictor::fit(&rows, Learner::Linear, &[]).is_err());
         assert_eq!(Learner::by_name("tree").unwrap(), Learner::Tree);
-        assert!(Learner::by_name("svm").is_err());
+        assert_eq!(Learner::by_name("svm").unwrap(), Learner::Svm);
+        assert!(Learner::by_name("svr").is_err());
+    }
+
+    /// The SVR on its own: a smooth surface of two inputs is recovered between the training
+    /// points, and the fit does not depend on the inputs' scale (they are normalised).
+    #[test]
+    fn svr_fits_a_smooth_surface() {
+        let target = |a: f64, b: f64| 1.5 * a - 0.5 * b + (a * 0.8).sin();
+        let mut xs = Vec::new();
+        for a in 0..10 {
+            for b in 0..5 {
+                xs.push(vec![a as f64, 1000.0 * b as f64]);
+            }
+        }
+        let ys: Vec<f64> = xs.iter().map(|x| target(x[0], x[1] / 1000.0)).collect();
+        let m = Regressor::fit(Learner::Svm, &xs, &ys, 0.0).unwrap();
+        // Between training points, away from the edges (the targets span about 16).
+        for (a, b) in [(2.5, 1.5), (4.5, 2.5), (7.5, 2.5), (6.5, 1.5)] {
+            let got = m.predict(&[a, 1000.0 * b]);
+            assert!((got - target(a, b)).abs() < 0.4, "{a} {b}: {got} vs {}", target(a, b));
+        }
+        let k = Regressor::fit(Learner::Svm, &xs, &vec![2.5; xs.len()], 0.0).unwrap();
+        assert_eq!(k.predict(&[3.0, 7.0]), 2.5);
+        assert_eq!(Regressor::fit(Learner::Svm, &[], &[], -1.0).unwrap().predict(&[1.0]), -1.0);
     }
 
     /// Degenerate training data (every target the same, as the thesis's CPU-only machines gave
@@ -434,15 +589,17 @@ mod tests {
     fn constant_targets_give_constant_predictions() {
         let rows: Vec<TrainRow> = [16usize, 64, 256]
             .iter()
-            .map(|&d| TrainRow {
-                features: Features::new(d, 1.0, 0),
-                candidate: Candidate::cpu(true, 32),
-                time_ms: 1.0,
+            .flat_map(|&d| {
+                [(true, 32, 1.0), (false, 4, 2.0)].map(|(parallel, tile, time_ms)| TrainRow {
+                    features: Features::new(d, 1.0, 0),
+                    candidate: Candidate::cpu(parallel, tile),
+                    time_ms,
+                })
             })
             .collect();
         for learner in Learner::ALL {
             let p = Predictor::fit(&rows, learner, &CPU_TILES).unwrap();
-            assert_eq!(p.predict(&Features::new(100, 7.0, 3), 1), Candidate::cpu(true, 32));
+            assert_eq!(p.predict(&Features::new(100, 7.0, 3), 1), Candidate::cpu(true, 32), "{learner:?}");
             assert_eq!(p.predict(&Features::new(8, 7.0, 3), 0).tile, 8, "tile never above the grid side");
         }
     }

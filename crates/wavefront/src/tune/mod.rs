@@ -11,11 +11,12 @@
 //!   resumable JSON-lines [`SearchLog`].
 //! - [`features_2d`] / [`features_3d`]: `dim`, `tsize` (timed against the synthetic kernel's
 //!   iteration) and `dsize` (from the cell size) of any kernel.
-//! - [`training_set`] (best five per instance), [`Predictor`] (the chained models),
+//! - [`training_set`] (best five per instance and executor), [`Predictor`] (the chained models),
 //!   [`ModelTree`] (M5P-style), [`LinearModel`].
 //! - [`calibrate`] stores the training set in hetero-sched's tuning cache; [`choose`] predicts,
 //!   or runs a short search when no model is stored.
-//! - [`report`]: % of the exhaustive best on held-out instances, speed-ups, sensitivity.
+//! - [`report`]: % of the exhaustive best on held-out instances (from the search log, and
+//!   re-measured), speed-ups, sensitivity.
 //!
 //! ```no_run
 //! use wavefront::tune::{CalibrateOptions, Features, calibrate};

@@ -3,15 +3,16 @@
 //! speed-ups over the sequential reference and an untuned all-cores configuration; and how
 //! sensitive each instance is to each parameter.
 //!
-//! Times in a report are re-measured, interleaved (best, tuned and baselines alternate), so
-//! they share the machine's load; a tuned configuration equal to the best one shares its
-//! measurement and scores exactly 100 %.
+//! Two measurements, each timing the prediction and the best the same way: [`evaluate`]
+//! re-measures the search's best few, the prediction and the baselines now, interleaved, as
+//! medians of batched runs; [`from_log`] reads both times from the exhaustive search's log
+//! (min of its repetitions). A prediction equal to the best scores exactly 100 % in both.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::error::{Result, WavefrontError};
-use crate::tune::driver::{Evaluate, Instance, Record, fastest, median};
+use crate::tune::driver::{Evaluate, Instance, Record, median};
 use crate::tune::features::Features;
 use crate::tune::space::Candidate;
 
@@ -78,13 +79,44 @@ impl EvalRow {
     }
 }
 
-/// Configurations of the search re-measured to establish the best one.
+/// Configurations of the search re-measured as contenders for the best.
 pub const BEST_RECHECKED: usize = 5;
 
-/// Re-measures, for every instance in `instances` that `records` holds timed configurations
-/// of, the search's [`BEST_RECHECKED`] best configurations, `tuned(features)`, the sequential
-/// reference and the untuned baseline, `rounds` times round-robin, and keeps the fastest run
-/// of each; the best is the fastest of the re-measured search configurations.
+/// Shortest timing in a re-measurement: a configuration faster than this is run several times
+/// back to back and timed as one batch (per-run time = batch time / runs), so microsecond
+/// instances are not measured at the timer's and the scheduler's noise level.
+pub const MIN_TIMING_MS: f64 = 2.0;
+
+/// Runs of one batch for an instance whose fastest logged time is `fastest_ms`.
+pub fn batch_runs(fastest_ms: f64) -> usize {
+    if fastest_ms.is_finite() && fastest_ms > 0.0 {
+        (MIN_TIMING_MS / fastest_ms).ceil().clamp(1.0, 10_000.0) as usize
+    } else {
+        1
+    }
+}
+
+/// The timed configurations of `inst` in `records`, fastest first (ties by configuration).
+fn timed_of<'a>(records: &'a [Record], inst: &Instance) -> Result<Vec<&'a Record>> {
+    let mut timed: Vec<&Record> =
+        records.iter().filter(|r| r.instance == *inst && r.time_ms.is_some()).collect();
+    timed.sort_by(|a, b| {
+        let t = |r: &Record| r.time_ms.unwrap_or(f64::INFINITY);
+        t(a).total_cmp(&t(b)).then(a.candidate.cmp(&b.candidate))
+    });
+    if timed.is_empty() {
+        return Err(WavefrontError::Tune(format!("{inst}: no timed configuration to compare with")));
+    }
+    Ok(timed)
+}
+
+/// Re-measures, for every instance in `instances`, the search's [`BEST_RECHECKED`] best
+/// configurations, the prediction `tuned(features)`, the sequential reference and the
+/// untuned baseline, all the same way: `rounds` rounds, round-robin (so all share the
+/// machine's load), each timing a batch of [`batch_runs`] runs, and the median timing of each
+/// configuration kept. `T_best` is the fastest of the re-measured search configurations and
+/// the prediction (the prediction is a point of the searched space), so a prediction equal to
+/// the best scores exactly 100 % and none scores more.
 ///
 /// # Errors
 /// An instance with no timed configuration in `records`, or the evaluator's errors (a
@@ -98,35 +130,32 @@ pub fn evaluate(
 ) -> Result<Vec<EvalRow>> {
     let mut out = Vec::new();
     for inst in instances {
-        let mut timed: Vec<&Record> =
-            records.iter().filter(|r| r.instance == *inst && r.time_ms.is_some()).collect();
-        timed.sort_by(|a, b| {
-            let t = |r: &Record| r.time_ms.unwrap_or(f64::INFINITY);
-            t(a).total_cmp(&t(b)).then(a.candidate.cmp(&b.candidate))
-        });
-        let first = timed
-            .first()
-            .ok_or_else(|| WavefrontError::Tune(format!("{inst}: no timed configuration to compare with")))?;
-        let features = first.features;
+        let timed = timed_of(records, inst)?;
+        let features = timed[0].features;
+        let batch = batch_runs(timed[0].time_ms.unwrap_or(f64::NAN));
         let tuned_c = tuned(&features);
         let seq = Candidate::cpu(false, inst.dim.max(1));
         let cpu = Candidate::cpu(true, UNTUNED_TILE.min(inst.dim.max(1)));
-        // The search's best few are re-measured with the rest: one noisy search run does not
-        // decide which configuration is the best.
-        let contenders: Vec<Candidate> = timed.iter().take(BEST_RECHECKED).map(|r| r.candidate).collect();
+        let mut contenders: Vec<Candidate> = timed.iter().take(BEST_RECHECKED).map(|r| r.candidate).collect();
+        contenders.push(tuned_c);
         let mut cands = contenders.clone();
-        cands.extend([tuned_c, seq, cpu]);
+        cands.extend([seq, cpu]);
         cands.sort();
         cands.dedup();
         let mut times: BTreeMap<Candidate, Vec<f64>> = BTreeMap::new();
         for _ in 0..rounds.max(1) {
             for c in &cands {
-                let t =
-                    eval.run(inst, c)?.map_err(|e| WavefrontError::Tune(format!("{inst} under {c}: {e}")))?;
-                times.entry(*c).or_default().push(t.as_secs_f64() * 1e3);
+                let mut total = 0.0;
+                for _ in 0..batch {
+                    let t = eval
+                        .run(inst, c)?
+                        .map_err(|e| WavefrontError::Tune(format!("{inst} under {c}: {e}")))?;
+                    total += t.as_secs_f64() * 1e3;
+                }
+                times.entry(*c).or_default().push(total / batch as f64);
             }
         }
-        let m = |c: &Candidate| fastest(&times[c]);
+        let m = |c: &Candidate| median(&times[c]);
         let best =
             contenders.iter().copied().min_by(|a, b| m(a).total_cmp(&m(b)).then(a.cmp(b))).unwrap_or(tuned_c);
         out.push(EvalRow {
@@ -138,6 +167,43 @@ pub fn evaluate(
             t_tuned_ms: m(&tuned_c),
             t_seq_ms: m(&seq),
             t_cpu_ms: m(&cpu),
+        });
+    }
+    Ok(out)
+}
+
+/// The same comparison from the exhaustive search's log alone: `T_tuned` is the logged time
+/// of the prediction (a legal configuration, so the search timed it), `T_best` the log's
+/// fastest, both measured by the search in the same way. Needs no machine time; the
+/// sequential reference is not a searched configuration, so `t_seq_ms` is NaN.
+///
+/// # Errors
+/// An instance with no timed configuration in `records`, or a prediction the log does not
+/// hold (a capped or failed configuration, or one outside the searched space).
+pub fn from_log(
+    records: &[Record],
+    instances: &[Instance],
+    tuned: &dyn Fn(&Features) -> Candidate,
+) -> Result<Vec<EvalRow>> {
+    let mut out = Vec::new();
+    for inst in instances {
+        let timed = timed_of(records, inst)?;
+        let features = timed[0].features;
+        let tuned_c = tuned(&features);
+        let time_of = |c: &Candidate| timed.iter().find(|r| r.candidate == *c).and_then(|r| r.time_ms);
+        let t_tuned_ms = time_of(&tuned_c).ok_or_else(|| {
+            WavefrontError::Tune(format!("{inst}: the search log has no time for {tuned_c}"))
+        })?;
+        let cpu = Candidate::cpu(true, UNTUNED_TILE.min(inst.dim.max(1)));
+        out.push(EvalRow {
+            instance: *inst,
+            features,
+            best: timed[0].candidate,
+            tuned: tuned_c,
+            t_best_ms: timed[0].time_ms.unwrap_or(f64::NAN),
+            t_tuned_ms,
+            t_seq_ms: f64::NAN,
+            t_cpu_ms: time_of(&cpu).unwrap_or(f64::NAN),
         });
     }
     Ok(out)
@@ -160,7 +226,7 @@ pub fn markdown(rows: &[EvalRow]) -> String {
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {} | {:.2} | {} | {} | {} | {:.2} | {:.2} | {:.1} | {:.2} | {:.2} |",
+            "| {} | {} | {:.2} | {} | {} | {} | {:.3} | {:.3} | {:.1} | {} | {} |",
             r.instance,
             r.features.dim,
             r.features.tsize,
@@ -170,15 +236,21 @@ pub fn markdown(rows: &[EvalRow]) -> String {
             r.t_best_ms,
             r.t_tuned_ms,
             r.pct_of_best(),
-            r.speedup_over_sequential(),
-            r.speedup_over_untuned_cpu()
+            ratio(r.speedup_over_sequential()),
+            ratio(r.speedup_over_untuned_cpu())
         );
     }
     let (mean, min) = mean_min(rows, EvalRow::pct_of_best);
     let (sseq, _) = mean_min(rows, EvalRow::speedup_over_sequential);
     let (scpu, _) = mean_min(rows, EvalRow::speedup_over_untuned_cpu);
-    let _ = writeln!(s, "| **mean** | | | | | | | | **{mean:.1}** (min {min:.1}) | {sseq:.2} | {scpu:.2} |");
+    let (sseq, scpu) = (ratio(sseq), ratio(scpu));
+    let _ = writeln!(s, "| **mean** | | | | | | | | **{mean:.1}** (min {min:.1}) | {sseq} | {scpu} |");
     s
+}
+
+/// A speed-up with two decimals, or `-` where it was not measured (NaN).
+fn ratio(v: f64) -> String {
+    if v.is_finite() { format!("{v:.2}") } else { "-".into() }
 }
 
 /// How much one parameter value costs: over the instances where it was timed, the mean and
@@ -316,6 +388,55 @@ mod tests {
             evaluate(&recs, &[Instance::synthetic(9, 1, 1)], &|_| Candidate::cpu(true, 1), &mut Det, 1)
                 .is_err()
         );
+    }
+
+    #[test]
+    fn from_log_scores_the_logged_times() {
+        let inst = Instance::synthetic(64, 1, 1);
+        let recs = records(inst);
+        // The log: parallel tile 16 at 1 ms is the best; parallel tile 4 takes 3 ms, tile 8 2 ms.
+        let rows = from_log(&recs, &[inst], &|_| Candidate::cpu(true, 4)).unwrap();
+        assert_eq!(rows[0].best, Candidate::cpu(true, 16));
+        assert!((rows[0].pct_of_best() - 100.0 / 3.0).abs() < 1e-9, "{rows:?}");
+        assert!((rows[0].speedup_over_untuned_cpu() - 2.0 / 3.0).abs() < 1e-9);
+        assert!(rows[0].t_seq_ms.is_nan());
+        assert!(markdown(&rows).contains("| 33.3 | - | 0.67 |"), "{}", markdown(&rows));
+        let exact = from_log(&recs, &[inst], &|_| Candidate::cpu(true, 16)).unwrap();
+        assert_eq!(exact[0].pct_of_best(), 100.0);
+        // A prediction the search did not time is an error, not a guess.
+        assert!(from_log(&recs, &[inst], &|_| Candidate::cpu(true, 128)).is_err());
+        assert!(from_log(&recs, &[Instance::synthetic(9, 1, 1)], &|_| Candidate::cpu(true, 1)).is_err());
+    }
+
+    /// A machine whose runs take 10 us, counting them.
+    struct Tiny(usize);
+    impl Evaluate for Tiny {
+        fn features(&mut self, i: &Instance) -> Result<Features> {
+            Ok(Features::new(i.dim, 1.0, 1))
+        }
+        fn run(&mut self, _: &Instance, c: &Candidate) -> Result<std::result::Result<Duration, String>> {
+            self.0 += 1;
+            Ok(Ok(Duration::from_micros(if c.tile == 16 { 10 } else { 20 })))
+        }
+    }
+
+    /// Microsecond instances are re-measured in batches lasting [`MIN_TIMING_MS`]; the
+    /// per-run time comes out unchanged.
+    #[test]
+    fn short_runs_are_timed_in_batches() {
+        assert_eq!(
+            (batch_runs(0.01), batch_runs(5.0), batch_runs(f64::NAN), batch_runs(0.0)),
+            (200, 1, 1, 1)
+        );
+        let inst = Instance::synthetic(64, 1, 1);
+        let mut recs = records(inst);
+        recs.iter_mut().for_each(|r| r.time_ms = r.time_ms.map(|t| t / 100.0)); // 10 us and up
+        let mut tiny = Tiny(0);
+        let rows = evaluate(&recs, &[inst], &|_| Candidate::cpu(true, 16), &mut tiny, 3).unwrap();
+        // Contenders: the log's best five (parallel 8, 10, 16, 32 and tiled 16), plus tiled 64 (sequential).
+        assert_eq!(tiny.0, 6 * 3 * 200);
+        assert!((rows[0].t_tuned_ms - 0.01).abs() < 1e-9 && (rows[0].t_seq_ms - 0.02).abs() < 1e-9);
+        assert_eq!(rows[0].pct_of_best(), 100.0);
     }
 
     #[test]

@@ -181,6 +181,25 @@ pub fn snap_tile(x: f64, legal: &[usize]) -> usize {
     best
 }
 
+/// A predicted `log2` tile side snapped to the nearest legal side in `log2` space (tiles are
+/// powers of two apart, so 4.5 lies halfway between 16 and 32), ties to the smaller; only sides
+/// up to `dim` are legal, as in [`candidates`] (none: `dim` itself, one tile over the grid).
+/// NaN snaps to the smallest side.
+pub fn snap_tile_log2(x: f64, legal: &[usize], dim: usize) -> usize {
+    let dim = dim.max(1);
+    let fits: Vec<usize> = legal.iter().copied().filter(|&t| t >= 1 && t <= dim).collect();
+    let Some(&first) = fits.iter().min() else { return dim };
+    let x = if x.is_finite() { x } else { f64::NEG_INFINITY };
+    let mut best = first;
+    for &t in &fits {
+        let (d, db) = (((t as f64).log2() - x).abs(), ((best as f64).log2() - x).abs());
+        if d < db || (d == db && t < best) {
+            best = t;
+        }
+    }
+    best
+}
+
 /// A predicted band rounded and clamped to `[-1, dim - 1]` (negative means no GPU).
 pub fn snap_band(x: f64, dim: usize) -> isize {
     if !x.is_finite() || x.round() < 0.0 {
@@ -214,6 +233,27 @@ mod tests {
         assert_eq!(snap_tile(f64::NAN, t), 1);
         assert_eq!(snap_tile(24.0, &CPU_TILES), 16, "tie between 16 and 32 goes to 16");
         assert_eq!(snap_tile(25.0, &CPU_TILES), 32);
+    }
+
+    #[test]
+    fn log2_tiles_snap_to_legal_sides_within_the_grid() {
+        let t = &CPU_TILES;
+        for (x, want) in [(4.4, 16), (4.5, 16), (4.6, 32), (3.1, 8), (3.3, 10), (-2.0, 1), (30.0, 256)] {
+            assert_eq!(snap_tile_log2(x, t, 1000), want, "{x}");
+        }
+        assert_eq!(snap_tile_log2(8.0, t, 48), 32, "sides above the grid are not legal");
+        assert_eq!(snap_tile_log2(8.0, t, 100), 64);
+        assert_eq!(snap_tile_log2(f64::NAN, t, 100), 1);
+        assert_eq!(snap_tile_log2(3.0, &[500], 7), 7, "no legal side: one tile over the grid");
+        assert_eq!(snap_tile_log2(3.0, t, 0), 1);
+        // Every snapped side is one the search times for that grid.
+        for dim in [1usize, 5, 48, 300] {
+            let legal: Vec<usize> =
+                candidates(dim, &SpaceOptions::default()).iter().map(|c| c.tile).collect();
+            for x in [-1.0, 0.7, 2.5, 5.1, 9.0] {
+                assert!(legal.contains(&snap_tile_log2(x, t, dim)), "{dim} {x}");
+            }
+        }
     }
 
     #[test]
