@@ -16,7 +16,7 @@ use sg_learn::{
     AdaptiveGrid, Clustering, CpuSubspace, GridSpec, Regularization, adjusted_rand_index, datasets,
 };
 
-const LAMBDAS: [f64; 4] = [1e-6, 1e-5, 1e-4, 1e-3];
+const LAMBDAS: [f64; 6] = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3];
 /// Log-spaced: in 5-D most of a Gaussian blob's mass lies near radius `√5·σ`, where the density
 /// is `e^{-2.5}` ≈ 8 % of the peak, and the gap between two blobs 7σ apart is below 1 % of it.
 const THRESHOLDS: [f64; 12] = [1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4];

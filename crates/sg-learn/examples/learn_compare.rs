@@ -22,10 +22,12 @@ const REG_LAMBDA: f64 = 1e-5;
 const BLOB_DIM: usize = 5;
 const BLOB_LEVEL: u32 = 5;
 const BLOB_LAMBDA: f64 = 1e-4;
-/// Clustering: the best `(λ, t)` of `cluster_search` at level 6.
-const CLUSTER_LEVEL: u32 = 6;
-const CLUSTER_LAMBDA: f64 = 1e-4;
-const CLUSTER_THRESHOLD: f64 = 0.01;
+/// Clustering: the best `(λ, t)` of `cluster_search -- 20000 q3 8` (level 8, the density
+/// checked at 3 points per edge).
+const CLUSTER_LEVEL: u32 = 8;
+const CLUSTER_LAMBDA: f64 = 1e-6;
+const CLUSTER_THRESHOLD: f64 = 0.002;
+const CLUSTER_EDGE_CHECKS: usize = 3;
 
 fn write(path: &str, values: impl Iterator<Item = f64>) -> std::io::Result<()> {
     let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
@@ -119,12 +121,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             density.report().iterations
         );
     }
-    // the best pair of `cluster_search` on this set (level 6; λ and t searched)
+    // the best pair of `cluster_search` on this set (level 8; λ and t searched)
     let (t, c) = (Instant::now(), cpu_seconds());
     let labels = Clustering::new(GridSpec::regular(BLOB_DIM, CLUSTER_LEVEL)?)
         .lambda(CLUSTER_LAMBDA)
         .neighbors(6)
         .threshold(CLUSTER_THRESHOLD)
+        .edge_checks(CLUSTER_EDGE_CHECKS)
         .backend(Arc::new(CpuSubspace::default()))
         .fit(bx.view())?;
     println!(
