@@ -15,9 +15,9 @@
 //! ```
 
 pub use ::sg_learn::{
-    AdaptiveGrid, Backend, Basis, Clustering, CpuAlgorithm, CpuStreaming, CpuSubspace, DataOperator,
-    DensityEstimator, DensityModel, GpuStreaming, GridSpec, Knn, LearnError, MassOperator, RegressionModel,
-    Regressor, adjusted_rand_index, cg, datasets, graph,
+    AdaptiveGrid, Backend, Basis, Clustering, CpuAlgorithm, CpuAssembled, CpuStreaming, CpuSubspace,
+    DataOperator, DensityEstimator, DensityModel, GpuStreaming, GridSpec, Knn, LearnError, MassOperator,
+    RegressionModel, Regressor, Regularization, adjusted_rand_index, cg, datasets, graph,
 };
 /// The CPU operators and their tuning parameters (`sg_cpu::learn`).
 pub use sg_cpu::learn as operators;

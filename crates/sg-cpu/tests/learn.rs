@@ -6,7 +6,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sg_core::{AdaptiveGrid, Basis, GridSpec};
 use sg_cpu::learn::{
-    MassMatrix, StreamTuning, StreamingOperator, SubspaceOperator, SubspaceTuning, density_rhs,
+    AssembledOperator, MassMatrix, StreamTuning, StreamingOperator, SubspaceOperator, SubspaceTuning, UpDown,
+    density_rhs,
 };
 
 fn phi(basis: Basis, l: u32, i: u32, x: f64) -> f64 {
@@ -86,6 +87,25 @@ fn check_all(grid: &AdaptiveGrid, basis: Basis, x: &Array2<f64>) {
             }
         }
     }
+    for t in [SubspaceTuning::DEFAULT, SubspaceTuning::PVN] {
+        let walker = SubspaceOperator::new(grid, basis, x.view(), t).unwrap();
+        let a64 = AssembledOperator::<f64>::from_walker(&walker, usize::MAX).unwrap();
+        assert!(a64.entries() <= m * walker.subspaces());
+        a64.mult(&alpha, &mut out_m).unwrap();
+        close(&out_m, &want_mult, 1e-13);
+        a64.mult_transpose(&v, &mut out_t).unwrap();
+        close(&out_t, &want_t, 1e-13);
+        let a32 = AssembledOperator::<f32>::from_walker(&walker, usize::MAX).unwrap();
+        a32.mult(&alpha, &mut out_m).unwrap();
+        close(&out_m, &want_mult, 1e-5);
+        a32.mult_transpose(&v, &mut out_t).unwrap();
+        close(&out_t, &want_t, 1e-5);
+    }
+    out_t.fill(f64::NAN);
+    SubspaceOperator::new(grid, basis, x.view(), SubspaceTuning::DEFAULT)
+        .unwrap()
+        .mult_transpose(&v, &mut out_t)
+        .unwrap();
     // adjointness <B a, v> = <a, B^T v>
     let lhs: f64 = want_mult.iter().zip(&v).map(|(p, q)| p * q).sum();
     let rhs: f64 = alpha.iter().zip(&out_t).map(|(p, q)| p * q).sum();
@@ -207,4 +227,115 @@ fn bad_input_is_an_error() {
     assert!(op.mult_transpose(&[1.0], &mut [0.0; 4]).is_err());
     assert!(StreamingOperator::new(&grid, Basis::Linear, x.view(), StreamTuning { lanes: 3, ..t }).is_err());
     assert!(MassMatrix::new(&AdaptiveGrid::new(2).unwrap()).is_err());
+    let a = AssembledOperator::<f32>::new(&grid, Basis::Linear, x.view(), usize::MAX).unwrap();
+    assert!(a.mult(&[1.0; 4], &mut [0.0]).is_err());
+    assert!(a.mult_transpose(&[1.0, 2.0], &mut [0.0; 5]).is_err());
+    assert!(AssembledOperator::<f64>::new(&grid, Basis::Linear, x.view(), 8).is_err());
+    for bad in [ndarray::array![[0.5, -0.1]], Array2::zeros((0, 2))] {
+        assert!(AssembledOperator::<f64>::new(&grid, Basis::Linear, bad.view(), usize::MAX).is_err());
+    }
+}
+
+/// The 1-D L2 products of two linear hats and of their derivatives by quadrature on dyadic
+/// cells of width `2^-(level + 1)`, finer than either support's kinks: Simpson is exact for the
+/// piecewise quadratic product, the midpoint rule for the piecewise constant one.
+fn products_1d(l1: u32, i1: u32, l2: u32, i2: u32) -> (f64, f64) {
+    let cells = 1usize << (l1.max(l2) + 1);
+    let hat = |l: u32, i: u32, x: f64| phi(Basis::Linear, l, i, x);
+    let slope = |l: u32, i: u32, x: f64| {
+        let s = (1u64 << l) as f64;
+        if (s * x - i as f64).abs() >= 1.0 {
+            0.0
+        } else if s * x < i as f64 {
+            s
+        } else {
+            -s
+        }
+    };
+    let (mut mass, mut stiff) = (0.0, 0.0);
+    for c in 0..cells {
+        let (a, b) = (c as f64 / cells as f64, (c + 1) as f64 / cells as f64);
+        let m = (a + b) / 2.0;
+        let f = |x: f64| hat(l1, i1, x) * hat(l2, i2, x);
+        mass += (b - a) / 6.0 * (f(a) + 4.0 * f(m) + f(b));
+        stiff += (b - a) * slope(l1, i1, m) * slope(l2, i2, m);
+    }
+    (mass, stiff)
+}
+
+/// Dense `R` and `S = Σ_k S_k ⊗ M_{-k}` assembled entry by entry from [`products_1d`].
+fn dense_mass_and_laplacian(grid: &AdaptiveGrid) -> (Array2<f64>, Array2<f64>) {
+    let (n, d) = (grid.len(), grid.dim());
+    let mut r = Array2::zeros((n, n));
+    let mut s = Array2::zeros((n, n));
+    for i in 0..n {
+        for j in 0..n {
+            let p: Vec<(f64, f64)> = (0..d)
+                .map(|k| {
+                    let (li, ii) = (grid.levels_of(i)[k], grid.indices_of(i)[k]);
+                    products_1d(li, ii, grid.levels_of(j)[k], grid.indices_of(j)[k])
+                })
+                .collect();
+            r[[i, j]] = p.iter().map(|q| q.0).product();
+            s[[i, j]] =
+                (0..d).map(|k| (0..d).map(|t| if t == k { p[t].1 } else { p[t].0 }).product::<f64>()).sum();
+        }
+    }
+    (r, s)
+}
+
+fn check_up_down(grid: &AdaptiveGrid) {
+    let n = grid.len();
+    let (r, s) = dense_mass_and_laplacian(grid);
+    let v: Vec<f64> = (0..n).map(|j| (j as f64 * 0.37 + 0.1).sin()).collect();
+    let want_r = r.dot(&ndarray::ArrayView1::from(&v)).to_vec();
+    let want_s = s.dot(&ndarray::ArrayView1::from(&v)).to_vec();
+    let op = UpDown::<f64>::new(grid).unwrap();
+    let (mut got_r, mut got_s) = (vec![f64::NAN; n], vec![f64::NAN; n]);
+    op.mass(&v, &mut got_r).unwrap();
+    op.laplacian(&v, &mut got_s).unwrap();
+    close(&got_r, &want_r, 1e-13);
+    close(&got_s, &want_s, 1e-13);
+    let op32 = UpDown::<f32>::new(grid).unwrap();
+    let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+    let (mut r32, mut s32) = (vec![f32::NAN; n], vec![f32::NAN; n]);
+    op32.mass(&v32, &mut r32).unwrap();
+    op32.laplacian(&v32, &mut s32).unwrap();
+    close(&r32.iter().map(|&x| x as f64).collect::<Vec<_>>(), &want_r, 1e-5);
+    close(&s32.iter().map(|&x| x as f64).collect::<Vec<_>>(), &want_s, 1e-5);
+}
+
+#[test]
+fn up_down_equals_the_assembled_mass_and_laplacian_matrices() {
+    for (d, n) in [(1, 1), (1, 5), (2, 1), (2, 4), (3, 3), (4, 3), (5, 2)] {
+        check_up_down(&AdaptiveGrid::from_spec(&GridSpec::regular(d, n).unwrap()).unwrap());
+    }
+    for d in [1, 2, 3] {
+        check_up_down(&adaptive(d));
+    }
+}
+
+#[test]
+fn up_down_equals_the_pairwise_mass_matrix() {
+    for grid in [AdaptiveGrid::from_spec(&GridSpec::regular(5, 4).unwrap()).unwrap(), adaptive(4)] {
+        let n = grid.len();
+        let v: Vec<f64> = (0..n).map(|j| ((j * 7919) % 101) as f64 / 50.0 - 1.0).collect();
+        let (mut a, mut b) = (vec![0.0; n], vec![0.0; n]);
+        UpDown::<f64>::new(&grid).unwrap().mass(&v, &mut a).unwrap();
+        MassMatrix::new(&grid).unwrap().mult(&v, &mut b).unwrap();
+        close(&a, &b, 1e-13);
+    }
+}
+
+#[test]
+fn up_down_rejects_bad_grids_and_lengths() {
+    assert!(UpDown::<f64>::new(&AdaptiveGrid::new(2).unwrap()).is_err());
+    // (3,1) without its parent (2,1)
+    let gap = AdaptiveGrid::from_points(1, &[1, 3, 2], &[1, 1, 3]).unwrap();
+    assert!(UpDown::<f64>::new(&gap).is_err());
+    let grid = AdaptiveGrid::from_spec(&GridSpec::regular(2, 2).unwrap()).unwrap();
+    let op = UpDown::<f32>::new(&grid).unwrap();
+    assert!(op.mass(&[1.0; 5], &mut [0.0; 4]).is_err());
+    assert!(op.mass(&[1.0; 5], &mut [0.0; 6]).is_err());
+    assert!(op.laplacian(&[1.0; 3], &mut [0.0; 5]).is_err());
 }

@@ -1,13 +1,14 @@
 //! Friedman1 regression as in the thesis's Table 7.5 (modified linear basis, regular grid,
 //! `λ = 1e-5`): time per CG iteration of both CPU algorithms and the test MSE.
 //!
-//! `cargo run --release -p sg-learn --example friedman1 -- [LEVEL] [M] [ITERATIONS] [streaming|subspace|both]`
-//! (defaults 4, 20000, 30, both; the thesis's case is `7 100000 100`).
+//! `cargo run --release -p sg-learn --example friedman1 -- [LEVEL] [M] [ITERATIONS] [streaming|subspace|assembled|both]`
+//! (defaults 4, 20000, 30, both = streaming and subspace; the thesis's case is `7 100000 100`;
+//! `assembled` stores `B` when it fits in 1 GiB, else walks the subspaces).
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use sg_learn::{Backend, Basis, CpuStreaming, CpuSubspace, GridSpec, Regressor, datasets};
+use sg_learn::{Backend, Basis, CpuAssembled, CpuStreaming, CpuSubspace, GridSpec, Regressor, datasets};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -24,11 +25,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rayon::current_num_threads()
     );
     let mut backends: Vec<Arc<dyn Backend>> = Vec::new();
-    if which != "subspace" {
-        backends.push(Arc::new(CpuStreaming::default()));
-    }
-    if which != "streaming" {
-        backends.push(Arc::new(CpuSubspace::default()));
+    match which {
+        "streaming" => backends.push(Arc::new(CpuStreaming::default())),
+        "subspace" => backends.push(Arc::new(CpuSubspace::default())),
+        "assembled" => backends.push(Arc::new(CpuAssembled::default())),
+        _ => {
+            backends.push(Arc::new(CpuStreaming::default()));
+            backends.push(Arc::new(CpuSubspace::default()));
+        }
     }
     for backend in backends {
         let name = backend.name();

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use ndarray::Array2;
 use sg_learn::{
-    Backend, Basis, Clustering, CpuStreaming, CpuSubspace, DensityEstimator, GridSpec, Regressor,
-    adjusted_rand_index, datasets,
+    Backend, Basis, Clustering, CpuAssembled, CpuStreaming, CpuSubspace, DensityEstimator, GridSpec,
+    Regressor, adjusted_rand_index, datasets,
 };
 
 /// Regression: Friedman1, modified linear level 4, λ = 1e-5, fixed CG iterations.
@@ -22,10 +22,12 @@ const REG_LAMBDA: f64 = 1e-5;
 const BLOB_DIM: usize = 5;
 const BLOB_LEVEL: u32 = 5;
 const BLOB_LAMBDA: f64 = 1e-4;
-/// Clustering: the best `(λ, t)` of `cluster_search` at level 6.
-const CLUSTER_LEVEL: u32 = 6;
-const CLUSTER_LAMBDA: f64 = 1e-4;
-const CLUSTER_THRESHOLD: f64 = 0.01;
+/// Clustering: the best `(λ, t)` of `cluster_search -- 20000 q3 8` (level 8, the density
+/// checked at 3 points per edge).
+const CLUSTER_LEVEL: u32 = 8;
+const CLUSTER_LAMBDA: f64 = 1e-6;
+const CLUSTER_THRESHOLD: f64 = 0.002;
+const CLUSTER_EDGE_CHECKS: usize = 3;
 
 fn write(path: &str, values: impl Iterator<Item = f64>) -> std::io::Result<()> {
     let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
@@ -62,8 +64,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     write(&format!("{out}/fried_xt.f64"), xt.iter().copied())?;
     write(&format!("{out}/fried_yt.f64"), yt.iter().copied())?;
     let spec = GridSpec::regular(10, REG_LEVEL)?;
-    let backends: [Arc<dyn Backend>; 2] =
-        [Arc::new(CpuStreaming::default()), Arc::new(CpuSubspace::default())];
+    let backends: [Arc<dyn Backend>; 4] = [
+        Arc::new(CpuStreaming::default()),
+        Arc::new(CpuSubspace::default()),
+        Arc::new(CpuAssembled::default()),
+        Arc::new(CpuAssembled::f32()),
+    ];
     for backend in backends {
         let name = backend.name();
         let (t, c) = (Instant::now(), cpu_seconds());
@@ -95,25 +101,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     write(&format!("{out}/blobs_x.f64"), bx.iter().copied())?;
     write(&format!("{out}/blobs_labels.f64"), truth.iter().map(|l| l.map_or(-1.0, |c| c as f64)))?;
     write(&format!("{out}/blobs_probe.f64"), probe.iter().copied())?;
-    let (t, c) = (Instant::now(), cpu_seconds());
-    let density = DensityEstimator::new(GridSpec::regular(BLOB_DIM, BLOB_LEVEL)?)
-        .lambda(BLOB_LAMBDA)
-        .tolerance(1e-3)
-        .fit(bx.view())?;
-    let (secs, cpu) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
-    let f = density.evaluate(probe.view())?;
-    write(&format!("{out}/blobs_density_hetkit.f64"), f.iter().copied())?;
-    println!(
-        "density who=hetkit level={BLOB_LEVEL} N={} seconds={secs:.4} cpu_seconds={cpu:.4} iterations={}",
-        density.grid().len(),
-        density.report().iterations
-    );
-    // the best pair of `cluster_search` on this set (level 6; λ and t searched)
+    // the mass products are up-down ones whatever the backend; the backend computes b = Bᵀ1/m
+    let density_backends: [Arc<dyn Backend>; 2] =
+        [Arc::new(CpuStreaming::default()), Arc::new(CpuSubspace::default())];
+    for backend in density_backends {
+        let name = backend.name();
+        let (t, c) = (Instant::now(), cpu_seconds());
+        let density = DensityEstimator::new(GridSpec::regular(BLOB_DIM, BLOB_LEVEL)?)
+            .lambda(BLOB_LAMBDA)
+            .tolerance(1e-3)
+            .backend(backend)
+            .fit(bx.view())?;
+        let (secs, cpu) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
+        let f = density.evaluate(probe.view())?;
+        write(&format!("{out}/blobs_density_hetkit.f64"), f.iter().copied())?;
+        println!(
+            "density who=hetkit-{name} level={BLOB_LEVEL} N={} seconds={secs:.4} cpu_seconds={cpu:.4} iterations={}",
+            density.grid().len(),
+            density.report().iterations
+        );
+    }
+    // the best pair of `cluster_search` on this set (level 8; λ and t searched)
     let (t, c) = (Instant::now(), cpu_seconds());
     let labels = Clustering::new(GridSpec::regular(BLOB_DIM, CLUSTER_LEVEL)?)
         .lambda(CLUSTER_LAMBDA)
         .neighbors(6)
         .threshold(CLUSTER_THRESHOLD)
+        .edge_checks(CLUSTER_EDGE_CHECKS)
         .backend(Arc::new(CpuSubspace::default()))
         .fit(bx.view())?;
     println!(

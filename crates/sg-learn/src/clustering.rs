@@ -5,7 +5,7 @@ use ndarray::{Array2, ArrayView2};
 use sg_core::{AdaptiveGrid, GridSpec};
 
 use crate::adjusted_rand_index;
-use crate::density::{DensityEstimator, DensityModel};
+use crate::density::{DensityEstimator, DensityModel, Regularization};
 use crate::error::{LearnError, Result};
 use crate::graph::{connected_components, knn_binned, knn_exact};
 use crate::input::check_points;
@@ -23,8 +23,10 @@ pub enum Knn {
 /// The builder of a clustering.
 ///
 /// `threshold` is relative: a node is pruned when the density estimate at it is below
-/// `threshold · max_j f̂(x_j)`, and an edge when the estimate at its midpoint is (the estimate is
-/// neither positive nor bounded, so an absolute value would depend on the data's scale).
+/// `threshold · max_j f̂(x_j)`, and an edge when the estimate at any of its check points is
+/// (the midpoint by default, or `q` evenly spaced inner points, [`edge_checks`](Self::edge_checks));
+/// the estimate is neither positive nor bounded, so an absolute value would depend on the
+/// data's scale.
 ///
 /// ```
 /// use sg_learn::{Clustering, GridSpec, adjusted_rand_index};
@@ -40,6 +42,7 @@ pub struct Clustering {
     neighbors: usize,
     threshold: f64,
     knn: Knn,
+    edge_checks: usize,
 }
 
 impl Clustering {
@@ -55,7 +58,13 @@ impl Clustering {
     }
 
     fn from_estimator(density: DensityEstimator) -> Self {
-        Clustering { density: density.tolerance(1e-2), neighbors: 6, threshold: 0.1, knn: Knn::Binned(16) }
+        Clustering {
+            density: density.tolerance(1e-2),
+            neighbors: 6,
+            threshold: 0.1,
+            knn: Knn::Binned(16),
+            edge_checks: 1,
+        }
     }
 
     // λ, the CG settings and the backend are the density estimate's (the kNN graph stays on
@@ -80,6 +89,20 @@ impl Clustering {
         self
     }
 
+    /// The points at which an edge's density is checked: `q` evenly spaced inner points
+    /// (`x_i + j/(q+1)·(x_j − x_i)`, `j = 1..=q`); 1 (the default) is the midpoint. A
+    /// low-density gap away from an edge's midpoint escapes the midpoint check alone.
+    pub fn edge_checks(mut self, q: usize) -> Self {
+        self.edge_checks = q;
+        self
+    }
+
+    /// The density system's regularisation operator (see [`Regularization`]).
+    pub fn regularization(mut self, c: Regularization) -> Self {
+        self.density = self.density.regularization(c);
+        self
+    }
+
     /// A cluster label per row of `x`, `None` for rows pruned as noise.
     ///
     /// # Errors
@@ -89,12 +112,18 @@ impl Clustering {
         check_threshold(self.threshold)?;
         let graph = self.graph(x)?;
         let model = self.density.fit(x)?;
-        Ok(label(&densities(&model, x, &graph)?, self.threshold))
+        Ok(label(&densities(&model, x, &graph, self.edge_checks)?, self.threshold))
     }
 
     /// The kNN graph of the rows of `x` (checked here: the graph is built before the density).
     fn graph(&self, x: ArrayView2<'_, f64>) -> Result<Vec<Vec<usize>>> {
         check_points(x)?;
+        if self.edge_checks == 0 {
+            return Err(LearnError::InvalidParameter {
+                name: "edge_checks",
+                reason: "at least one point per edge".into(),
+            });
+        }
         match self.knn {
             Knn::Exact => knn_exact(x, self.neighbors),
             Knn::Binned(bins) => knn_binned(x, self.neighbors, bins),
@@ -113,24 +142,37 @@ fn check_threshold(t: f64) -> Result<()> {
     Ok(())
 }
 
-/// The density at the data points and at the midpoints of the graph's edges.
+/// The density at the data points, and its minimum over each edge's check points.
 struct Densities {
     nodes: Vec<f64>,
     edges: Vec<(usize, usize)>,
-    midpoints: Vec<f64>,
+    edge_min: Vec<f64>,
 }
 
-fn densities(model: &DensityModel, x: ArrayView2<'_, f64>, graph: &[Vec<usize>]) -> Result<Densities> {
+fn densities(
+    model: &DensityModel,
+    x: ArrayView2<'_, f64>,
+    graph: &[Vec<usize>],
+    checks: usize,
+) -> Result<Densities> {
     let nodes = model.evaluate(x)?.to_vec();
     let edges: Vec<(usize, usize)> =
         graph.iter().enumerate().flat_map(|(i, ns)| ns.iter().map(move |&j| (i, j))).collect();
     let d = x.ncols();
-    let mid = Array2::from_shape_fn((edges.len().max(1), d), |(e, k)| match edges.get(e) {
-        Some(&(i, j)) => 0.5 * (x[[i, k]] + x[[j, k]]),
-        None => 0.5,
-    });
-    let midpoints = model.evaluate(mid.view())?.to_vec();
-    Ok(Densities { nodes, edges, midpoints })
+    // row e·checks + c: the (c+1)-th check point of edge e (a dummy row for no edge)
+    let points =
+        Array2::from_shape_fn(((edges.len() * checks).max(1), d), |(r, k)| match edges.get(r / checks) {
+            Some(&(i, j)) => {
+                let t = (r % checks + 1) as f64 / (checks + 1) as f64;
+                (x[[i, k]] + t * (x[[j, k]] - x[[i, k]])).clamp(0.0, 1.0)
+            }
+            None => 0.5,
+        });
+    let along = model.evaluate(points.view())?.to_vec();
+    let edge_min = (0..edges.len())
+        .map(|e| along[e * checks..(e + 1) * checks].iter().copied().fold(f64::INFINITY, f64::min))
+        .collect();
+    Ok(Densities { nodes, edges, edge_min })
 }
 
 /// Prunes nodes and edges below `threshold · max f̂(x_j)` (Alg. 12) and labels the components.
@@ -140,7 +182,7 @@ fn label(f: &Densities, threshold: f64) -> Vec<Option<usize>> {
     let kept: Vec<(usize, usize)> = f
         .edges
         .iter()
-        .zip(&f.midpoints)
+        .zip(&f.edge_min)
         .filter(|&(&(i, j), &v)| active[i] && active[j] && v >= cut)
         .map(|(e, _)| *e)
         .collect();
@@ -191,7 +233,7 @@ impl Clustering {
         let mut best: Option<SearchResult> = None;
         for &lambda in lambdas {
             let model = self.density.clone().lambda(lambda).fit(x)?;
-            let f = densities(&model, x, &graph)?;
+            let f = densities(&model, x, &graph, self.edge_checks)?;
             for &threshold in thresholds {
                 let labels = label(&f, threshold);
                 let ari = adjusted_rand_index(&labels, truth);

@@ -1,11 +1,14 @@
 //! Density estimation (thesis Eq. 8.4): `(R + λI) α = b` with the L2 mass matrix `R` of the
 //! linear hats and `b_i = (1/m) Σ_j φ_i(x_j)`. The data enter only through `b`, so the cost is
-//! linear in `m`; each CG iteration is one `O(N²·d)` mass-matrix product.
+//! linear in `m`; each CG iteration is one mass-matrix product, `O(2^d·N)` by the up-down
+//! scheme on a consistent grid. With [`Regularization::Laplacian`] the system is
+//! `(R + λS) α = b` with the Laplacian `S_ij = (∇φ_i, ∇φ_j)_{L2}` instead (SG++'s choice).
 
 use ndarray::{Array1, ArrayView2};
 use sg_core::{AdaptiveGrid, Basis, GridSpec};
+use sg_cpu::learn::UpDown;
 
-use crate::cg::CgReport;
+use crate::cg::{CgReport, conjugate_gradient};
 use crate::error::Result;
 use crate::input::GridSource;
 use crate::solver::{Expansion, Solver, solver_builder};
@@ -24,6 +27,19 @@ use crate::solver::{Expansion, Solver, solver_builder};
 pub struct DensityEstimator {
     grid: GridSource,
     pub(crate) solver: Solver,
+    regularization: Regularization,
+}
+
+/// The regularisation operator `C` of the density system `(R + λC) α = b`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Regularization {
+    /// `C = I` (the thesis's Eq. 8.4; the default).
+    #[default]
+    Identity,
+    /// `C = S`, the Laplacian (stiffness) matrix of the hats, which penalises the estimate's
+    /// gradient rather than its coefficients; applied on the CPU by the up-down scheme (the
+    /// grid must be consistent), whatever the backend.
+    Laplacian,
 }
 
 /// A fitted density: coefficients of linear hats on a grid.
@@ -34,15 +50,29 @@ impl DensityEstimator {
     /// A density estimate on the grid `spec`: `λ = 1e-5`, at most 100 CG iterations, relative
     /// residual `1e-8`, CPU operators.
     pub fn new(spec: GridSpec) -> Self {
-        DensityEstimator { grid: GridSource::Spec(spec), solver: Solver::default() }
+        DensityEstimator {
+            grid: GridSource::Spec(spec),
+            solver: Solver::default(),
+            regularization: Regularization::Identity,
+        }
     }
 
     /// A density estimate on an adaptive grid.
     pub fn with_grid(grid: AdaptiveGrid) -> Self {
-        DensityEstimator { grid: GridSource::Adaptive(grid), solver: Solver::default() }
+        DensityEstimator {
+            grid: GridSource::Adaptive(grid),
+            solver: Solver::default(),
+            regularization: Regularization::Identity,
+        }
     }
 
     solver_builder!(solver);
+
+    /// The regularisation operator `C` (default [`Regularization::Identity`]).
+    pub fn regularization(mut self, c: Regularization) -> Self {
+        self.regularization = c;
+        self
+    }
 
     /// Estimates the density of the rows of `x`.
     ///
@@ -56,14 +86,28 @@ impl DensityEstimator {
         Ok(DensityModel(self.solver.expansion(grid, Basis::Linear, solved)))
     }
 
-    /// `(R + λI) α = b`, `b = Bᵀ 1 / m`.
+    /// `(R + λC) α = b`, `b = Bᵀ 1 / m`.
     fn solve(&self, grid: &AdaptiveGrid, x: ArrayView2<'_, f64>) -> Result<(Vec<f64>, CgReport)> {
         let m = x.nrows();
         let mut b = vec![0.0; grid.len()];
         let backend = &self.solver.backend;
         backend.data_operator(grid, Basis::Linear, x)?.mult_transpose(&vec![1.0 / m as f64; m], &mut b)?;
         let mass = backend.mass_operator(grid)?;
-        self.solver.solve(|p, out| mass.mult(p, out), &b)
+        match self.regularization {
+            Regularization::Identity => self.solver.solve(|p, out| mass.mult(p, out), &b),
+            Regularization::Laplacian => {
+                let stiffness = UpDown::<f64>::new(grid)?;
+                let mut sp = vec![0.0; grid.len()];
+                let lambda = self.solver.lambda;
+                let apply = |p: &[f64], out: &mut [f64]| {
+                    mass.mult(p, out)?;
+                    stiffness.laplacian(p, &mut sp)?;
+                    out.iter_mut().zip(&sp).for_each(|(o, s)| *o += lambda * s);
+                    Ok(())
+                };
+                conjugate_gradient(apply, &b, self.solver.max_iterations, self.solver.tolerance)
+            }
+        }
     }
 }
 

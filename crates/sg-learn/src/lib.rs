@@ -33,9 +33,11 @@ mod solver;
 
 pub use ari::adjusted_rand_index;
 pub use clustering::{Clustering, Knn, SearchResult};
-pub use density::{DensityEstimator, DensityModel};
+pub use density::{DensityEstimator, DensityModel, Regularization};
 pub use error::{LearnError, Result};
 pub use gpu::GpuStreaming;
-pub use operator::{Backend, CpuAlgorithm, CpuStreaming, CpuSubspace, DataOperator, MassOperator};
+pub use operator::{
+    Backend, CpuAlgorithm, CpuAssembled, CpuStreaming, CpuSubspace, DataOperator, MassOperator,
+};
 pub use regression::{RegressionModel, Regressor};
 pub use sg_core::{AdaptiveGrid, Basis, GridSpec};

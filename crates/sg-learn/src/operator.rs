@@ -17,7 +17,9 @@ use std::fmt::Debug;
 use hetero_sched::tune::dispatch::Tunable;
 use ndarray::ArrayView2;
 use sg_core::{AdaptiveGrid, Basis};
-use sg_cpu::learn::{MassMatrix, StreamTuning, StreamingOperator, SubspaceOperator, SubspaceTuning};
+use sg_cpu::learn::{
+    AssembledOperator, MassMatrix, StreamTuning, StreamingOperator, SubspaceOperator, SubspaceTuning, UpDown,
+};
 
 use crate::error::Result;
 
@@ -64,12 +66,18 @@ pub trait Backend: Send + Sync + Debug {
         basis: Basis,
         x: ArrayView2<'a, f64>,
     ) -> Result<Box<dyn DataOperator + 'a>>;
-    /// The mass matrix of `grid` (linear hats); by default `sg-cpu`'s [`MassMatrix`].
+    /// The mass matrix of `grid` (linear hats); by default `sg-cpu`'s up-down product
+    /// ([`UpDown`], `O(2^d·N)`) on a consistent grid, else its pairwise one ([`MassMatrix`],
+    /// `O(N²·d)`, which needs no ancestors).
     ///
     /// # Errors
     /// As [`data_operator`](Self::data_operator).
     fn mass_operator<'a>(&'a self, grid: &'a AdaptiveGrid) -> Result<Box<dyn MassOperator + 'a>> {
-        Ok(Box::new(MassMatrix::new(grid)?))
+        if grid.is_consistent() {
+            Ok(Box::new(UpDown::<f64>::new(grid)?))
+        } else {
+            Ok(Box::new(MassMatrix::new(grid)?))
+        }
     }
 }
 
@@ -175,6 +183,87 @@ impl CpuAlgorithm for CpuSubspace {
     }
 }
 
+/// `B` assembled once per operator as a sparse matrix by one subspace walk
+/// ([`AssembledOperator`]), so that each of a solve's products is a sparse matrix product;
+/// where the matrix would exceed [`max_bytes`](Self::max_bytes), the matrix-free subspace
+/// walk ([`CpuSubspace`]) instead. With [`single`](Self::single) the stored values and the
+/// products are `f32` (half the memory traffic), and so is the up-down mass product; vectors
+/// cross the interface, and CG runs, in `f64`.
+#[derive(Debug, Clone, Copy)]
+pub struct CpuAssembled {
+    /// The most bytes the matrix may take (default 1 GiB).
+    pub max_bytes: usize,
+    /// `f32` values and arithmetic instead of `f64`.
+    pub single: bool,
+    /// The subspace walk's parameters (assembly and fallback); `None`: tuned at dispatch.
+    pub tuning: Option<SubspaceTuning>,
+}
+
+impl Default for CpuAssembled {
+    fn default() -> Self {
+        CpuAssembled { max_bytes: 1 << 30, single: false, tuning: None }
+    }
+}
+
+impl CpuAssembled {
+    /// The `f32` variant with the default memory limit.
+    pub fn f32() -> Self {
+        CpuAssembled { single: true, ..Self::default() }
+    }
+}
+
+impl Backend for CpuAssembled {
+    fn name(&self) -> &'static str {
+        if self.single { "cpu-assembled-f32" } else { "cpu-assembled" }
+    }
+
+    fn data_operator<'a>(
+        &'a self,
+        grid: &'a AdaptiveGrid,
+        basis: Basis,
+        x: ArrayView2<'a, f64>,
+    ) -> Result<Box<dyn DataOperator + 'a>> {
+        let subspace = CpuSubspace { tuning: self.tuning };
+        let walker = CpuSubspace::build(grid, basis, x, subspace.tuning_for(grid.len(), x.nrows()))?;
+        let fits = |bytes: u128| bytes <= self.max_bytes as u128;
+        let (m, s) = (x.nrows(), walker.subspaces());
+        let op: Box<dyn DataOperator + 'a> =
+            if self.single && fits(AssembledOperator::<f32>::bytes_needed(m, s)) {
+                Box::new(AssembledOperator::<f32>::from_walker(&walker, self.max_bytes)?)
+            } else if !self.single && fits(AssembledOperator::<f64>::bytes_needed(m, s)) {
+                Box::new(AssembledOperator::<f64>::from_walker(&walker, self.max_bytes)?)
+            } else {
+                Box::new(walker)
+            };
+        Ok(op)
+    }
+
+    fn mass_operator<'a>(&'a self, grid: &'a AdaptiveGrid) -> Result<Box<dyn MassOperator + 'a>> {
+        let op: Box<dyn MassOperator + 'a> = match (self.single, grid.is_consistent()) {
+            (true, true) => Box::new(SingleUpDown(UpDown::<f32>::new(grid)?)),
+            (false, true) => Box::new(UpDown::<f64>::new(grid)?),
+            (_, false) => Box::new(MassMatrix::new(grid)?),
+        };
+        Ok(op)
+    }
+}
+
+/// The `f32` up-down mass product behind the `f64` interface.
+struct SingleUpDown(UpDown<f32>);
+
+impl MassOperator for SingleUpDown {
+    fn grid_len(&self) -> usize {
+        self.0.grid_len()
+    }
+    fn mult(&self, v: &[f64], out: &mut [f64]) -> Result<()> {
+        let v32: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+        let mut o32 = vec![0.0f32; out.len()];
+        self.0.mass(&v32, &mut o32)?;
+        out.iter_mut().zip(&o32).for_each(|(o, &r)| *o = r as f64);
+        Ok(())
+    }
+}
+
 /// `sg-cpu`'s operators have the [`DataOperator`] methods as inherent ones, with `sg-cpu`'s
 /// error; this forwards them.
 macro_rules! forward_data_operator {
@@ -196,7 +285,7 @@ macro_rules! forward_data_operator {
     )+};
 }
 
-forward_data_operator!(StreamingOperator, SubspaceOperator);
+forward_data_operator!(StreamingOperator, SubspaceOperator, AssembledOperator<f64>, AssembledOperator<f32>);
 
 impl MassOperator for MassMatrix {
     fn grid_len(&self) -> usize {
@@ -204,5 +293,14 @@ impl MassOperator for MassMatrix {
     }
     fn mult(&self, v: &[f64], out: &mut [f64]) -> Result<()> {
         Ok(MassMatrix::mult(self, v, out)?)
+    }
+}
+
+impl MassOperator for UpDown<f64> {
+    fn grid_len(&self) -> usize {
+        UpDown::grid_len(self)
+    }
+    fn mult(&self, v: &[f64], out: &mut [f64]) -> Result<()> {
+        Ok(self.mass(v, out)?)
     }
 }

@@ -1,7 +1,9 @@
 //! The operators of data mining on sparse grids (thesis Ch. 7–8): `B α` and `Bᵀ v` for `m`
 //! data points by the unified streaming algorithm ([`StreamingOperator`]) and by the subspace
-//! algorithm ([`SubspaceOperator`]), the L2 mass-matrix product ([`MassMatrix`]) and the
-//! density right-hand side ([`density_rhs`]). `B_ij = φ_j(x_i)` is `m × N`, rows are data
+//! algorithm ([`SubspaceOperator`]), the L2 mass-matrix product (pairwise: [`MassMatrix`];
+//! up-down, linear in `N`: [`UpDown`], which also applies the Laplacian) and the
+//! density right-hand side ([`density_rhs`]); [`AssembledOperator`] stores `B` (sparse, by one
+//! subspace walk) for the repeated products of a solve when it fits in memory. `B_ij = φ_j(x_i)` is `m × N`, rows are data
 //! points. Grids are [`AdaptiveGrid`]s (a regular grid converts with
 //! [`AdaptiveGrid::from_spec`]); both bases of [`Basis`] are supported.
 //!
@@ -22,15 +24,19 @@
 //! [`AdaptiveGrid::from_spec`]: sg_core::AdaptiveGrid::from_spec
 //! [`Basis`]: sg_core::Basis
 
+mod assembled;
 mod mass;
 mod streaming;
 mod subspace;
 mod tuning;
+mod updown;
 
+pub use assembled::AssembledOperator;
 pub use mass::{MassMatrix, density_rhs};
 pub use streaming::StreamingOperator;
 pub use subspace::{MISSING, SubspaceOperator};
 pub use tuning::{STREAM_KERNEL, SUBSPACE_KERNEL, StreamTuning, SubspaceTuning};
+pub use updown::UpDown;
 
 use ndarray::ArrayView2;
 use sg_core::reference::check_point_coords;

@@ -238,6 +238,11 @@ impl SubspaceOperator {
         Ok(())
     }
 
+    /// [`walk`](Self::walk) for the assembled operator, which records what it visits.
+    pub(super) fn walk_chunk(&self, begin: usize, len: usize, visit: impl FnMut(usize, usize, f64)) {
+        self.walk(begin, len, visit);
+    }
+
     /// Walks the chunk of data points `begin .. begin + len` over the subspaces and calls
     /// `visit(o, g, φ_g(x_o))` for every grid point `g` whose function is the candidate of point
     /// `o` (chunk-relative).
