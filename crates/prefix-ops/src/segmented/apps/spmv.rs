@@ -10,6 +10,7 @@ use std::ops::{Add, Mul};
 use rayon::prelude::*;
 
 use super::super::plan::{by_segs, groups};
+use super::super::descriptor::Form;
 use super::super::{SegmentedTuning, Segments};
 use crate::error::{Error, Result};
 use hetero_sched::tune::dispatch::Tunable;
@@ -133,23 +134,64 @@ impl<T: SpmvScalar> Csr<T> {
         if y.len() != self.nrows() {
             return Err(Error::LengthMismatch { what: "y", got: y.len(), expected: self.nrows() });
         }
+        let owned;
+        let offs: &[usize] = match self.rows.form() {
+            Form::Offsets(o) => o,
+            // Not built by this type's constructors, but handled all the same.
+            Form::Regular(_) => {
+                owned = self.rows.offsets();
+                &owned
+            }
+        };
         let groups = groups(&self.rows, t.task_elems);
         by_segs(y, &groups).into_par_iter().zip(&groups).for_each(|(out, g)| {
-            for (yr, r) in out.iter_mut().zip(g.segs.clone()) {
-                let span = self.rows.start(r)..self.rows.start(r + 1);
-                let (c, v) = (&self.cols[span.clone()], &self.vals[span]);
-                *yr = if c.len() >= t.reduce_split {
-                    let task = t.task_elems.max(1);
-                    c.par_chunks(task)
-                        .zip(v.par_chunks(task))
-                        .map(|(c, v)| dot(c, v, x))
-                        .reduce(|| T::ZERO, |a, b| a + b)
-                } else {
-                    dot(c, v, x)
-                };
-            }
+            let rows = Rows { offs: &offs[g.segs.start..=g.segs.end], cols: &self.cols, vals: &self.vals };
+            rows.mul_vec(x, out, t);
         });
         Ok(())
+    }
+}
+
+/// A run of consecutive rows (`offs`: their `out.len() + 1` offsets into the entries), with the
+/// whole matrix's entries. Every column index is below `x.len()`: [`Csr`]'s constructors check
+/// the columns against `ncols`, the entries never change after, and `mul_vec_with` checks
+/// `x.len() == ncols`.
+struct Rows<'a, T> {
+    offs: &'a [usize],
+    cols: &'a [u32],
+    vals: &'a [T],
+}
+
+impl<T: SpmvScalar> Rows<'_, T> {
+    /// `out[r] = row r · x` for every row of the run, portably or compiled for AVX2 (whose
+    /// gathers fetch four `x[c]` at once).
+    fn mul_vec(&self, x: &[T], out: &mut [T], t: &SegmentedTuning) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { self.mul_vec_avx2(x, out, t) };
+        }
+        self.mul_vec_portable(x, out, t)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn mul_vec_avx2(&self, x: &[T], out: &mut [T], t: &SegmentedTuning) {
+        self.mul_vec_portable(x, out, t)
+    }
+
+    #[inline(always)]
+    fn mul_vec_portable(&self, x: &[T], out: &mut [T], t: &SegmentedTuning) {
+        for (yr, w) in out.iter_mut().zip(self.offs.windows(2)) {
+            let (c, v) = (&self.cols[w[0]..w[1]], &self.vals[w[0]..w[1]]);
+            *yr = if c.len() >= t.reduce_split {
+                // One long row: all threads on it, partial dot products added in order.
+                let task = t.task_elems.max(1);
+                c.par_chunks(task).zip(v.par_chunks(task)).map(|(c, v)| dot(c, v, x)).reduce(|| T::ZERO, |a, b| a + b)
+            } else {
+                dot(c, v, x)
+            };
+        }
     }
 }
 
@@ -163,20 +205,28 @@ fn check_cols(ncols: usize, cols: &[u32]) -> Result<()> {
     Ok(())
 }
 
-/// One row's sum of products; four chains hide the add latency on long rows.
-#[inline]
+/// One row's sum of products: a plain chain for short rows (consecutive rows overlap in the
+/// pipeline), four chains for longer ones to hide the add latency. Every `cols[k]` is below
+/// `x.len()` (the invariant of [`Rows`]).
+#[inline(always)]
 fn dot<T: SpmvScalar>(cols: &[u32], vals: &[T], x: &[T]) -> T {
+    debug_assert!(cols.iter().all(|&c| (c as usize) < x.len()) && cols.len() == vals.len());
+    // SAFETY: every column index is below `x.len()` (see `Rows`).
+    let at = |c: u32| unsafe { *x.get_unchecked(c as usize) };
+    if cols.len() < 8 {
+        return cols.iter().zip(vals).fold(T::ZERO, |s, (&c, &v)| s + v * at(c));
+    }
     let mut acc = [T::ZERO; 4];
-    let mut cc = cols.chunks_exact(4);
-    let mut vc = vals.chunks_exact(4);
-    for (c, v) in (&mut cc).zip(&mut vc) {
+    let (cc, cr) = cols.as_chunks::<4>();
+    let (vc, vr) = vals.as_chunks::<4>();
+    for (c, v) in cc.iter().zip(vc) {
         for i in 0..4 {
-            acc[i] = acc[i] + v[i] * x[c[i] as usize];
+            acc[i] = acc[i] + v[i] * at(c[i]);
         }
     }
     let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for (&c, &v) in cc.remainder().iter().zip(vc.remainder()) {
-        s = s + v * x[c as usize];
+    for (&c, &v) in cr.iter().zip(vr) {
+        s = s + v * at(c);
     }
     s
 }
