@@ -5,7 +5,7 @@
 //! [`RUN`] offsets whose lengths all agree) go through a kernel specialised on the length,
 //! where lengths 2, 4 and 8 are compile-time constants (the folds unroll and segments
 //! overlap in the pipeline); segments up to [`MEDIUM`] long fold into one vector of
-//! accumulators; longer ones take the 32-accumulator reduction of [`single::reduce`]. The
+//! accumulators, longer ones into four, combined by a tree. The
 //! results are written straight into the output's spare capacity by the tasks, so the output
 //! is written once, in parallel (its page faults shared by the threads). Everything is
 //! compiled a second time for AVX2, chosen at run time.
@@ -49,8 +49,30 @@ pub(crate) fn reduce_one<T: Copy, M: Monoid<T>>(seg: &[T], op: M) -> T {
     } else if seg.len() < MEDIUM {
         reduce8(seg, op)
     } else {
-        single::reduce(seg, op)
+        reduce32(seg, op)
     }
+}
+
+/// Four vectors of accumulators (enough independent chains to cover the add latency at two
+/// adds per cycle), combined by a tree: [`single::reduce`] folds its 32 one after the other,
+/// a 31-add chain that costs as much as the loop itself on a segment of a thousand elements.
+#[inline(always)]
+fn reduce32<T: Copy, M: Monoid<T>>(seg: &[T], op: M) -> T {
+    let mut acc = [op.identity(); 32];
+    let (blocks, rest) = seg.as_chunks::<32>();
+    for b in blocks {
+        for i in 0..32 {
+            acc[i] = op.combine(acc[i], b[i]);
+        }
+    }
+    let mut width = 16;
+    while width > 0 {
+        for i in 0..width {
+            acc[i] = op.combine(acc[i], acc[i + width]);
+        }
+        width /= 2;
+    }
+    rest.iter().fold(acc[0], |a, &x| op.combine(a, x))
 }
 
 /// Eight interleaved accumulators combined by a tree; commutative operators only.
@@ -244,12 +266,19 @@ mod tests {
 
     /// The oracle: a left fold of every segment, read from the offsets.
     fn oracle<T: Copy, M: Monoid<T>>(xs: &[T], segs: &Segments, op: M) -> Vec<T> {
-        segs.offsets().windows(2).map(|w| xs[w[0]..w[1]].iter().fold(op.identity(), |a, &x| op.combine(a, x))).collect()
+        segs.offsets()
+            .windows(2)
+            .map(|w| xs[w[0]..w[1]].iter().fold(op.identity(), |a, &x| op.combine(a, x)))
+            .collect()
     }
 
     fn tunings() -> [SegmentedTuning; 3] {
         let d = SegmentedTuning::DEFAULT;
-        [d, SegmentedTuning { task_elems: 7, reduce_split: 600, ..d }, SegmentedTuning { task_elems: 1, reduce_split: 3, ..d }]
+        [
+            d,
+            SegmentedTuning { task_elems: 7, reduce_split: 600, ..d },
+            SegmentedTuning { task_elems: 1, reduce_split: 3, ..d },
+        ]
     }
 
     /// Lengths that hit every kernel: the constants, the primes around them, the boundaries
@@ -301,7 +330,10 @@ mod tests {
                     if len < SHORT && len < t.reduce_split {
                         assert_eq!(g.to_bits(), w.to_bits(), "segment {s} of {segs:?}");
                     } else {
-                        assert!((g - w).abs() <= 2.0 * len as f32 * f32::EPSILON * b, "{g} vs {w}, segment {s}");
+                        assert!(
+                            (g - w).abs() <= 2.0 * len as f32 * f32::EPSILON * b,
+                            "{g} vs {w}, segment {s}"
+                        );
                     }
                 }
             }

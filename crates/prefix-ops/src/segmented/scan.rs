@@ -112,10 +112,15 @@ fn local_in<T: Copy, M: Monoid<T>>(
 ) -> Local<T> {
     let b = a + part.len();
     match form {
-        Form::Regular(len) => local(part, a, (a.next_multiple_of(len.max(1))..b).step_by(len.max(1)), op, exclusive),
+        Form::Regular(len) => {
+            local(part, a, (a.next_multiple_of(len.max(1))..b).step_by(len.max(1)), op, exclusive)
+        }
         Form::Offsets(o) => {
+            // The heads inside the tile, found by two binary searches: the loop then walks a
+            // slice, with no test against the tile's end per segment.
             let s = o.partition_point(|&x| x < a);
-            local(part, a, o[s..].iter().copied().take_while(|&h| h < b), op, exclusive)
+            let e = s + o[s..].partition_point(|&x| x < b);
+            local(part, a, o[s..e].iter().copied(), op, exclusive)
         }
     }
 }
@@ -289,7 +294,8 @@ mod tests {
     /// tiles, start exactly on tile boundaries, or fit many to a tile.
     #[test]
     fn tiled_scans_equal_the_per_segment_loop() {
-        let mut shapes = vec![Segments::from_lengths(&[]).unwrap(), Segments::from_lengths(&[0, 0, 0]).unwrap()];
+        let mut shapes =
+            vec![Segments::from_lengths(&[]).unwrap(), Segments::from_lengths(&[0, 0, 0]).unwrap()];
         for len in [1usize, 2, 3, 7, 8, 13, 16, 17, 64, 97, 1000] {
             shapes.push(Segments::regular(len, 2000 / len + 3));
             shapes.push(Segments::from_lengths(&vec![len; 2000 / len + 3]).unwrap());
@@ -305,7 +311,10 @@ mod tests {
                     for parallel in [false, true] {
                         let mut got = xs.clone();
                         tiled(&mut got, segs.form(), Add, exclusive, tile, parallel);
-                        assert_eq!(got, want, "{segs:?} tile {tile} parallel {parallel} exclusive {exclusive}");
+                        assert_eq!(
+                            got, want,
+                            "{segs:?} tile {tile} parallel {parallel} exclusive {exclusive}"
+                        );
                     }
                 }
             }
