@@ -101,7 +101,7 @@ pub fn inclusive_scan<T: Copy + Send + Sync, M: Monoid<T>>(
 ) -> Result<()> {
     segs.check_len("xs", xs.len())?;
     let _span = tracing::debug_span!("segmented::inclusive_scan", n = xs.len()).entered();
-    scan::scan(xs, segs, op, false, &SegmentedTuning::tuned::<T>(xs.len()))
+    scan::scan(xs, segs, op, false)
 }
 
 /// In-place exclusive scan of every segment: each segment starts from the identity.
@@ -114,7 +114,7 @@ pub fn exclusive_scan<T: Copy + Send + Sync, M: Monoid<T>>(
 ) -> Result<()> {
     segs.check_len("xs", xs.len())?;
     let _span = tracing::debug_span!("segmented::exclusive_scan", n = xs.len()).entered();
-    scan::scan(xs, segs, op, true, &SegmentedTuning::tuned::<T>(xs.len()))
+    scan::scan(xs, segs, op, true)
 }
 
 /// Reverses every segment in place.
