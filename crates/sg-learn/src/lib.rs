@@ -7,7 +7,8 @@
 //! empty data and mismatched lengths are errors ([`LearnError`]). The learners are written
 //! against the operator interface of [`operator`] ([`Backend`], [`DataOperator`],
 //! [`MassOperator`]); the CPU implementations are `sg-cpu`'s unified streaming
-//! ([`CpuStreaming`], the default) and subspace ([`CpuSubspace`]) algorithms.
+//! ([`CpuStreaming`]) and subspace ([`CpuSubspace`]) algorithms, and `B` assembled once as a
+//! sparse matrix ([`CpuAssembled`], the default; the subspace walk where it would not fit).
 //!
 //! ```
 //! use sg_learn::{Basis, GridSpec, Regressor};

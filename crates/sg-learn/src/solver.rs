@@ -11,7 +11,7 @@ use sg_core::{AdaptiveGrid, Basis};
 use crate::cg::{CgReport, conjugate_gradient};
 use crate::error::{LearnError, Result};
 use crate::input::{GridSource, check_points_for};
-use crate::operator::{Backend, CpuStreaming};
+use crate::operator::{Backend, CpuAssembled};
 
 /// The settings of a learner's CG solve.
 #[derive(Debug, Clone)]
@@ -27,13 +27,15 @@ pub(crate) struct Solver {
 }
 
 impl Default for Solver {
-    /// `λ = 1e-5`, at most 100 iterations, relative residual `1e-8`, CPU streaming operators.
+    /// `λ = 1e-5`, at most 100 iterations, relative residual `1e-8`, CPU assembled operators
+    /// (`B` stored once when it fits 1 GiB, else the matrix-free subspace walk): the fastest
+    /// CPU backend in the SG++ comparison (docs: learn/measured).
     fn default() -> Self {
         Solver {
             lambda: 1e-5,
             max_iterations: 100,
             tolerance: 1e-8,
-            backend: Arc::new(CpuStreaming::default()),
+            backend: Arc::new(CpuAssembled::default()),
         }
     }
 }
@@ -135,7 +137,7 @@ macro_rules! solver_builder {
             self
         }
 
-        /// The operators' implementation (default: [`CpuStreaming`](crate::CpuStreaming)).
+        /// The operators' implementation (default: [`CpuAssembled`](crate::CpuAssembled)).
         pub fn backend(mut self, backend: std::sync::Arc<dyn crate::Backend>) -> Self {
             self.$($path).+.backend = backend;
             self
