@@ -129,8 +129,10 @@ fn gpu_schedule_skipping_the_padding_passes_the_zero_one_principle() {
 }
 
 /// A row of `2^k + 1` keys padded to `2^(k+1)` runs about half the padded network, not all of
-/// it: what the padding still costs is the flips pairing real keys with it. Printed for the
-/// book: `cargo test -p prefix-ops --test sort_network padding_work -- --nocapture`.
+/// it: what the padding still costs is the flips pairing real keys with it. Rows of at most 256
+/// keys skip nothing (a warp's 128 keys hold a real one, and the one shared step pairs real keys
+/// with padding); they are a few instructions, and share blocks.
+/// Printed for the book: `cargo test -p prefix-ops --test sort_network padding_work -- --nocapture`.
 #[test]
 fn gpu_schedule_padding_work() {
     for log_n in [3u32, 7, 8, 10, 13, 15] {
@@ -140,8 +142,13 @@ fn gpu_schedule_padding_work() {
         for len in [n / 2 + 1, 3 * n / 4] {
             let w = emulate::bmcs_work(len, log_n);
             let ratio = w.executed as f64 / w.network as f64;
-            println!("| {n} | {len} | {} | {} | {ratio:.2} |", w.network, w.executed);
-            assert!(ratio < len as f64 / n as f64 + 0.2, "n {n} len {len}: {w:?}");
+            println!("| {n} | {len} | {} | {} | {ratio:.3} |", w.network, w.executed);
+            if log_n <= 8 {
+                assert_eq!(w.executed, w.network, "n {n} len {len}: nothing to skip");
+            } else {
+                // 0.62 at 513 of 1024 keys, 0.51 at 16385 of 32768: about the real keys' share.
+                assert!(ratio < len as f64 / n as f64 + 0.125, "n {n} len {len}: {w:?}");
+            }
         }
     }
 }
