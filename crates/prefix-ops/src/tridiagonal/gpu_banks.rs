@@ -88,6 +88,10 @@ pub(crate) struct Conflicts {
     worst: usize,
 }
 
+/// The element index each lane of a warp touches (`None`: inactive).
+#[cfg(test)]
+type Lanes<'a> = &'a dyn Fn(usize) -> Option<usize>;
+
 #[cfg(test)]
 impl Conflicts {
     /// Adds one warp-wide access whose active lanes touch `index(lane)` elements of `width`
@@ -105,7 +109,7 @@ impl Conflicts {
 
     /// Adds `access` for every warp of a block of `threads`, lane `q` of warp `w` being
     /// `q0 + 32 w + q`.
-    fn block(&mut self, threads: usize, q0: usize, f: &dyn Fn(&mut Self, &dyn Fn(usize) -> Option<usize>)) {
+    fn block(&mut self, threads: usize, q0: usize, f: &dyn Fn(&mut Self, Lanes<'_>)) {
         for warp in 0..threads / 32 {
             f(self, &|lane| Some(q0 + 32 * warp + lane));
         }
@@ -182,10 +186,10 @@ fn tpr_conflicts_aos(s: usize, elem_bytes: usize, threads: usize) -> Conflicts {
         for t0 in (0..2 * per_chain).step_by(threads) {
             c.block(threads, t0, &|c, t| {
                 let live = |l: usize| t(l).filter(|&t| t < 2 * per_chain).map(row);
-                c.access(|l| live(l), eq, 16);
+                c.access(live, eq, 16);
                 c.access(|l| live(l).filter(|&o| o >= u).map(|o| o - u), eq, 16);
                 c.access(|l| live(l).filter(|&o| o + u < s).map(|o| o + u), eq, 16);
-                c.access(|l| live(l), eq, 16);
+                c.access(live, eq, 16);
             });
         }
         st *= 2;
@@ -198,7 +202,7 @@ fn tpr_conflicts_aos(s: usize, elem_bytes: usize, threads: usize) -> Conflicts {
                 let live = |l: usize| t(l).filter(|&t| t < count).map(|t| st - 1 + 2 * st * t);
                 c.access(|l| live(l).filter(|&o| o >= st).map(|o| o - st), e, e);
                 c.access(|l| live(l).map(|o| o + st), e, e);
-                c.access(|l| live(l), e, e);
+                c.access(live, e, e);
             });
         }
         st /= 2;
