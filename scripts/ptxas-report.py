@@ -74,10 +74,13 @@ def tridiag_block(kernel):
         return 512, 2 * 512 * eq, "tridiagonal/gpu.rs wm: m = 512 (not a default solver)"
     if kernel.startswith("tridiag_rr"):
         return 512, 2 * 512 * 2 * eq, "tridiagonal/gpu.rs rr: m = 512, two buffers (not a default solver)"
+    # Stage 1: four swizzled arrays (the slice, then the bottom chain's levels, each rounded up
+    # to 32); stage 3: the levels' unknowns (tridiagonal/gpu_banks.rs).
+    levels = sum(-(-(slice_ >> k) // 32) * 32 for k in range(1, slice_.bit_length()))
     if kernel.startswith("tridiag_tpr_stage1"):
-        return slice_ // 2, 2 * slice_ * eq, f"tridiagonal/gpu.rs tpr: default slice {slice_}"
+        return slice_ // 2, 4 * (slice_ + levels) * t, f"tridiagonal/gpu.rs tpr: default slice {slice_}"
     if kernel.startswith("tridiag_tpr_stage3"):
-        return slice_ // 2, slice_ * t, f"tridiagonal/gpu.rs tpr: default slice {slice_}"
+        return slice_ // 2, levels * t, f"tridiagonal/gpu.rs tpr: default slice {slice_}"
     # Stage 2 in one block: 2^20 equations give 1024 (f32) or 2048 (f64) slices.
     slices = (1 << 20) // slice_
     return min(1024, slices // 2), 3 * slices * eq + slices * t, f"tridiagonal/gpu.rs tpr: m = 2^20, {slices} slices"

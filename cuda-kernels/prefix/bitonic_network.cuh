@@ -117,10 +117,11 @@ HK_DEVICE void bmcs_smem_cas(U* sk, u32* st, u32 a, u32 b) {
 // One radix-2 shared-memory step (mask m, high bit h) for virtual thread vt of a row with nt
 // virtual threads: pairs vt and vt + nt of the row's n/2 comparators.
 template <bool TAGGED, typename U>
-HK_DEVICE void bmcs_smem_radix2(U* sk, u32* st, u32 vt, u32 nt, u32 m, u32 h) {
+HK_DEVICE void bmcs_smem_radix2(U* sk, u32* st, u32 vt, u32 nt, u32 m, u32 h, u32 len) {
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
         u32 b = bmcs_insert_zero(vt + c * nt, h);
+        if (b >= len) continue;  // both keys padding (b is the lower one)
         bmcs_smem_cas<TAGGED>(sk, st, b, b ^ m);
     }
 }
@@ -128,9 +129,10 @@ HK_DEVICE void bmcs_smem_radix2(U* sk, u32* st, u32 vt, u32 nt, u32 m, u32 h) {
 // Two shared-memory steps fused (radix 4): step A (mask ma, high bit ha: a flip or a
 // half-cleaner) then the half-cleaner 2^hb, hb = ha - 1, on the orbit of one base index.
 template <bool TAGGED, typename U>
-HK_DEVICE void bmcs_smem_radix4(U* sk, u32* st, u32 vt, u32 ma, u32 ha, u32 hb, bool flip) {
+HK_DEVICE void bmcs_smem_radix4(U* sk, u32* st, u32 vt, u32 ma, u32 ha, u32 hb, bool flip, u32 len) {
     const u32 mb = 1u << hb;
     const u32 b = bmcs_insert_zero(bmcs_insert_zero(vt, hb), ha);
+    if (b >= len) return;  // all four keys padding (b is the lowest)
     const u32 e[4] = {b, b ^ mb, b ^ ma, b ^ ma ^ mb};
     U k[4];
     u32 t[4];
@@ -218,13 +220,23 @@ HK_DEVICE void bmcs_warp_steps(U* k, u32* t, u32 v, u32 s, int h, bool flip) {
 // length. Steps of high bit <= 6 stay within 128 keys, i.e. within one virtual warp whose lanes
 // are one physical warp's lanes, so a warp runs them on its chunk with no barrier. Every thread
 // of the block must call it with the same log_n (barriers inside). Ends with a barrier.
+//
+// Padding: keys at len and beyond are the order's maximum (tags above every real tag), and
+// every compare-exchange puts the smaller key at the lower index, so those keys never move: a
+// compare-exchange whose lower index is at or beyond len does nothing. Groups of them are
+// skipped (a warp in the register steps when all its keys are padding, a thread in the shared
+// steps when its group's lowest index is), so a row of len keys padded to n does about the
+// work of len keys, not n, beside the flips that pair real keys with padding
+// (sort::emulate::bmcs_work counts it).
 template <bool TAGGED, typename U>
-HK_DEVICE void bmcs_sort_smem(U* sk, u32* st, u32 tp, u32 np, u32 log_n) {
+HK_DEVICE void bmcs_sort_smem(U* sk, u32* st, u32 tp, u32 np, u32 log_n, u32 len) {
     const u32 nt = (1u << log_n) >> 2;
     const u32 first_smem = log_n < 7 ? log_n : 7;  // last stage that needs no shared step
     U k[4];
     u32 t[4];
     for (u32 v = tp; v < nt; v += np) {
+        // Warp-uniform: lanes exchange keys only within their warp's 128 (or their row's).
+        if (__all_sync(HK_FULL_MASK, 4u * v >= len)) continue;
         bmcs_home_load(sk, 4u * v, k);
         if (TAGGED) bmcs_home_load(st, 4u * v, t);
         bmcs_registers_first<TAGGED>(k, t);
@@ -238,7 +250,7 @@ HK_DEVICE void bmcs_sort_smem(U* sk, u32* st, u32 tp, u32 np, u32 log_n) {
         bool flip = true;
         if (((h - 6) & 1) != 0) {  // odd number of shared steps: the flip alone, radix 2
             for (u32 v = tp; v < nt; v += np)
-                bmcs_smem_radix2<TAGGED>(sk, st, v, nt, (1u << s) - 1u, (u32)h);
+                bmcs_smem_radix2<TAGGED>(sk, st, v, nt, (1u << s) - 1u, (u32)h, len);
             __syncthreads();
             h -= 1;
             flip = false;
@@ -246,11 +258,12 @@ HK_DEVICE void bmcs_sort_smem(U* sk, u32* st, u32 tp, u32 np, u32 log_n) {
         for (; h > 6; h -= 2) {
             u32 ma = flip ? (1u << s) - 1u : (1u << h);
             for (u32 v = tp; v < nt; v += np)
-                bmcs_smem_radix4<TAGGED>(sk, st, v, ma, (u32)h, (u32)(h - 1), flip);
+                bmcs_smem_radix4<TAGGED>(sk, st, v, ma, (u32)h, (u32)(h - 1), flip, len);
             __syncthreads();
             flip = false;
         }
         for (u32 v = tp; v < nt; v += np) {
+            if (__all_sync(HK_FULL_MASK, 4u * v >= len)) continue;
             bmcs_home_load(sk, 4u * v, k);
             if (TAGGED) bmcs_home_load(st, 4u * v, t);
             bmcs_warp_steps<TAGGED>(k, t, v, s, h, false);

@@ -64,6 +64,44 @@ HK_DEVICE TriEq<T> tri_load(const T* __restrict__ a, const T* __restrict__ b, co
     return e;
 }
 
+// ---- Conflict-free shared memory for strided chains (TPR stages 1 and 3) -----------------
+// Equations as a structure of four arrays (a, b, c, d), each array swizzled: element i lives at
+// i ^ ((i / ROW) & 1), ROW = 128 / sizeof(T) elements (one bank row). A warp reading elements
+// 2q + k (any k) then hits every bank once, and one reading q0 + q (q0 a multiple of 32) too; the
+// chains are kept compact per level, so every access is one of those two (the bank model in
+// crates/prefix-ops/src/tridiagonal/gpu_banks.rs counts them). Each array's length is a
+// multiple of 32, so every array starts on a bank row.
+template <typename T>
+HK_DEVICE u32 tri_swz(u32 i) {
+    return i ^ ((i / (128u / (u32)sizeof(T))) & 1u);
+}
+
+HK_DEVICE u32 tri_align32(u32 n) { return (n + 31u) & ~31u; }
+
+// Start of chain level l >= 1 (S >> l entries) in a level area: each level rounded up to 32.
+// tri_level_off(S, log2 S + 1) is the area's length (gpu_banks.rs: level_offset).
+HK_DEVICE u32 tri_level_off(u32 S, u32 l) {
+    u32 o = 0;
+    for (u32 k = 1; k < l; ++k) o += tri_align32(S >> k);
+    return o;
+}
+
+template <typename T>
+struct TriSoa {
+    T* p;
+    u32 n;  // length of each of the four arrays
+    HK_DEVICE TriEq<T> get(u32 i) const {
+        const u32 s = tri_swz<T>(i);
+        TriEq<T> e;
+        e.a = p[s]; e.b = p[n + s]; e.c = p[2 * n + s]; e.d = p[3 * n + s];
+        return e;
+    }
+    HK_DEVICE void put(u32 i, TriEq<T> e) const {
+        const u32 s = tri_swz<T>(i);
+        p[s] = e.a; p[n + s] = e.b; p[2 * n + s] = e.c; p[3 * n + s] = e.d;
+    }
+};
+
 // ---- CR / PCR / hybrid over a shared-memory system of n = 2^p equations ----------------------
 // CR forward steps until at most pcr_size equations remain, PCR on those, CR back substitution.
 // e: room for 2n equations, the first n holding the system; x: room for 2n unknowns, the first n

@@ -104,6 +104,55 @@ fn gpu_schedule_with_fewer_threads_than_groups() {
     }
 }
 
+/// The schedule with the padding skipped, as the kernel skips it (groups of compare-exchanges
+/// wholly at or beyond the row's length): every binary row of up to 16 keys padded to 16, by
+/// the 0-1 principle, with and without tags.
+#[test]
+fn gpu_schedule_skipping_the_padding_passes_the_zero_one_principle() {
+    for len in 1..=16usize {
+        for tagged in [false, true] {
+            for bits in 0u32..1 << len {
+                let mut row: Vec<(u32, u32)> =
+                    (0..16).map(|i| (if i < len { (bits >> i) & 1 } else { u32::MAX }, i as u32)).collect();
+                emulate::bmcs_row_len(&mut row, 4, len, tagged);
+                let ones = bits.count_ones() as usize;
+                let keys: Vec<u32> = row.iter().map(|r| r.0).collect();
+                assert!(
+                    keys[..len - ones].iter().all(|&k| k == 0)
+                        && keys[len - ones..len].iter().all(|&k| k == 1)
+                        && keys[len..].iter().all(|&k| k == u32::MAX),
+                    "len {len} input {bits:#06x} tagged {tagged}: {keys:?}"
+                );
+            }
+        }
+    }
+}
+
+/// A row of `2^k + 1` keys padded to `2^(k+1)` runs about half the padded network, not all of
+/// it: what the padding still costs is the flips pairing real keys with it. Rows of at most 256
+/// keys skip nothing (a warp's 128 keys hold a real one, and the one shared step pairs real keys
+/// with padding); they are a few instructions, and share blocks.
+/// Printed for the book: `cargo test -p prefix-ops --test sort_network padding_work -- --nocapture`.
+#[test]
+fn gpu_schedule_padding_work() {
+    for log_n in [3u32, 7, 8, 10, 13, 15] {
+        let n = 1usize << log_n;
+        let full = emulate::bmcs_work(n, log_n);
+        assert_eq!(full.executed, full.network, "a full row skips nothing");
+        for len in [n / 2 + 1, 3 * n / 4] {
+            let w = emulate::bmcs_work(len, log_n);
+            let ratio = w.executed as f64 / w.network as f64;
+            println!("| {n} | {len} | {} | {} | {ratio:.3} |", w.network, w.executed);
+            if log_n <= 8 {
+                assert_eq!(w.executed, w.network, "n {n} len {len}: nothing to skip");
+            } else {
+                // 0.62 at 513 of 1024 keys, 0.51 at 16385 of 32768: about the real keys' share.
+                assert!(ratio < len as f64 / n as f64 + 0.125, "n {n} len {len}: {w:?}");
+            }
+        }
+    }
+}
+
 /// The whole per-row procedure of the kernel (padding, descending flip, tags, value gather)
 /// against the oracle, for every length 1..=64 and larger awkward ones.
 #[test]
@@ -146,7 +195,7 @@ fn gpu_kernel_row_model_on_64_bit_keys_at_the_largest_rows() {
     }
 }
 
-/// What `sort_bmcs.cu` assumes of every block it is launched with: whole warps (the shuffles
+/// What `sort_bmcs.cuh` assumes of every block it is launched with: whole warps (the shuffles
 /// use the full mask), at most 1024 threads (`__launch_bounds__(1024)`), `min(n / 4, 1024)`
 /// threads per row, a power of two (a thread whose virtual threads are `tp + c np` swaps with
 /// `(tp ^ m) + c np` only if every shuffle mask m < 32 stays below np, so np >= 32 whenever a row

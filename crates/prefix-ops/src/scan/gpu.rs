@@ -14,11 +14,10 @@
 //! # Ok::<(), prefix_ops::Error>(())
 //! ```
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use cuda_kernels::{CudaFunction, DeviceBuffer, Gpu, GpuScalar, LaunchConfig, PushKernelArg};
-use cudarc::driver::{CudaModule, DevicePtr, DevicePtrMut};
+use cudarc::driver::{DevicePtr, DevicePtrMut};
 
 use super::dispatch::{Kernel, ScanOptions, resolve};
 use super::emulate::{Network, Shape};
@@ -533,7 +532,9 @@ pub fn partition<T: GpuScalar>(gpu: &Gpu, data: &[T], keep: &[bool]) -> Result<(
     let mut flags = crate::alloc::try_with_capacity::<u32>(keep.len(), "partition flags")?;
     flags.extend(keep.iter().map(|&k| k as u32));
     let flags = gpu.upload(&flags)?;
-    let mut dst = gpu.zeros::<T>(data.len())?;
+    // SAFETY: with `partition`, select writes every position of dst (kept, then the others).
+    let mut dst = unsafe { gpu.stream().alloc::<T>(data.len()) }
+        .map_err(|e| cuda_kernels::Error::from_alloc(e, std::mem::size_of_val(data)))?;
     let kept = select_device(gpu, &src, &flags, &mut dst, true)?;
     Ok((gpu.download(&dst)?, kept))
 }
@@ -569,8 +570,6 @@ impl UserOp {
     }
 }
 
-type ModuleCache = Mutex<HashMap<(usize, &'static str, UserOp), Arc<CudaModule>>>;
-
 /// The NVRTC source of `scan_user.cu` for operator `op` on the C type `c_name`: the three
 /// macros the file expects, then the file. Each expression becomes the body of a one-line
 /// `#define`, so a line break (or a NUL) in it is rejected rather than silently cutting the
@@ -592,26 +591,18 @@ fn user_source(c_name: &str, op: &UserOp, base: &str) -> Result<String> {
     ))
 }
 
-fn user_module<T: CudaType>(gpu: &Gpu, op: &UserOp) -> Result<Arc<CudaModule>> {
-    static CACHE: OnceLock<ModuleCache> = OnceLock::new();
+/// The module of `op` on `T`, through the runtime's generated modules: compiled once per device
+/// and source (NVRTC's cubin for the device first, so no PTX-version mismatch with the driver),
+/// kept in the on-disk module cache across processes, its kernels looked up once.
+fn user_module<T: CudaType>(gpu: &Gpu, op: &UserOp) -> Result<Arc<cuda_kernels::Module>> {
     const NAME: &str = "prefix/scan_user";
     let base = cuda_kernels::embedded_modules()
         .iter()
         .find(|m| m.name == NAME)
         .ok_or_else(|| cuda_kernels::Error::UnknownModule(NAME.to_string()))?;
     let source = user_source(T::C_NAME, op, base.source)?;
-    // One module per device, element type and pair of expressions.
-    let key = (gpu.context().ordinal(), T::C_NAME, op.clone());
-    let mut cache =
-        CACHE.get_or_init(|| Mutex::new(HashMap::new())).lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(m) = cache.get(&key) {
-        return Ok(m.clone());
-    }
     let label = format!("{NAME} ({} with combine `{}`, identity `{}`)", T::C_NAME, op.combine, op.identity);
-    let ptx = cuda_kernels::nvrtc_compile_ptx(&label, &source, gpu.props().compute_capability)?;
-    let module = gpu.context().load_module(ptx).map_err(cuda_kernels::Error::from)?;
-    cache.insert(key, module.clone());
-    Ok(module)
+    Ok(gpu.module_from_source(&label, &source)?)
 }
 
 /// Scans `src` into `dst` with a user-defined operator (look-back kernels; `layout` as for
@@ -638,7 +629,7 @@ pub fn user_scan_into_device<T: CudaType>(
         Layout::Rows { .. } => ("scan_user_lookback_rows", Kernel::LookbackRows),
         Layout::Segments(_) => ("scan_user_lookback_seg", Kernel::LookbackRows),
     };
-    let func = module.load_function(name).map_err(cuda_kernels::Error::from)?;
+    let func = module.kernel(name)?.function().clone();
     let seg = upload_offsets(gpu, layout)?;
     let (s, _gs) = src.device_ptr(gpu.stream());
     let (d, _gd) = dst.device_ptr_mut(gpu.stream());
@@ -651,7 +642,9 @@ pub fn user_inclusive<T: CudaType>(gpu: &Gpu, data: &mut [T], op: &UserOp) -> Re
         return Ok(());
     }
     let src = gpu.upload(data)?;
-    let mut dst = gpu.zeros::<T>(data.len())?;
+    // SAFETY: the scan writes every position of dst before the download reads it.
+    let mut dst = unsafe { gpu.stream().alloc::<T>(data.len()) }
+        .map_err(|e| cuda_kernels::Error::from_alloc(e, std::mem::size_of_val(data)))?;
     user_scan_into_device(gpu, &src, &mut dst, Layout::Array, op, false)?;
     data.copy_from_slice(&gpu.download(&dst)?);
     Ok(())

@@ -27,6 +27,42 @@ fn cas<U: SortBits>(r: &mut [Item<U>], a: usize, b: usize, tagged: bool) {
     }
 }
 
+/// Compare-exchanges of one row through the kernel's schedule ([`bmcs_work`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BmcsWork {
+    /// Compare-exchanges the kernel runs: groups wholly in the padding are skipped.
+    pub executed: u64,
+    /// Compare-exchanges of the whole padded network.
+    pub network: u64,
+}
+
+/// What the model needs beside the keys: the real length (keys from it are padding, skipped
+/// as the kernel skips them) and the work counter.
+struct Run {
+    len: usize,
+    np: usize,
+    tagged: bool,
+    work: BmcsWork,
+}
+
+impl Run {
+    /// Whether the warp of virtual thread `v` skips its register steps: the kernel's
+    /// `__all_sync(4 v >= len)` over the warp, whose first lane has the smallest `v`. Per row:
+    /// a kernel warp holding several short rows skips only when all of them are padding there.
+    fn warp_idle(&self, v: usize) -> bool {
+        let tp = v % self.np;
+        4 * (v - tp % 32) >= self.len
+    }
+
+    /// Counts `count` compare-exchanges of the network, run or skipped.
+    fn count(&mut self, count: u64, run: bool) {
+        self.work.network += count;
+        if run {
+            self.work.executed += count;
+        }
+    }
+}
+
 fn registers_first<U: SortBits>(r: &mut [Item<U>], tagged: bool) {
     for (a, b) in [(0, 1), (2, 3), (0, 3), (1, 2), (0, 1), (2, 3)] {
         cas(r, a, b, tagged);
@@ -43,18 +79,20 @@ fn registers_last<U: SortBits>(r: &mut [Item<U>], tagged: bool) {
 /// at once (a warp's lanes all read before any writes, as `__shfl_xor_sync` does). The partner
 /// is the physical lane `tp ^ m`'s virtual thread of the same chunk, exactly what the kernel's
 /// shuffle reaches, so a schedule whose partner is not `v ^ m` would fail the tests.
-fn shuffle_step<U: SortBits>(
-    regs: &mut [[Item<U>; 4]],
-    chunk: usize,
-    np: usize,
-    m: usize,
-    flip: bool,
-    tagged: bool,
-) {
+fn shuffle_step<U: SortBits>(regs: &mut [[Item<U>; 4]], chunk: usize, m: usize, flip: bool, run: &mut Run) {
+    let (np, tagged) = (run.np, run.tagged);
     let high = 1usize << (usize::BITS - 1 - m.leading_zeros());
     let old: Vec<[Item<U>; 4]> = regs[chunk * np..(chunk + 1) * np].to_vec();
     for tp in 0..np {
         let v = tp + chunk * np;
+        // Two lanes make four compare-exchanges: count them at the lower one.
+        let idle = run.warp_idle(v);
+        if v & high == 0 {
+            run.count(4, !idle);
+        }
+        if idle {
+            continue;
+        }
         let lower = v & high == 0;
         let r = &mut regs[v];
         for q in 0..4 {
@@ -72,20 +110,24 @@ fn shuffle_step<U: SortBits>(
 fn warp_steps<U: SortBits>(
     regs: &mut [[Item<U>; 4]],
     chunk: usize,
-    np: usize,
     s: usize,
     mut h: isize,
     mut flip: bool,
-    tagged: bool,
+    run: &mut Run,
 ) {
     while h >= 2 {
         let m = if flip { (1 << (s - 2)) - 1 } else { 1 << (h - 2) };
-        shuffle_step(regs, chunk, np, m, flip, tagged);
+        shuffle_step(regs, chunk, m, flip, run);
         flip = false;
         h -= 1;
     }
-    for r in &mut regs[chunk * np..(chunk + 1) * np] {
-        registers_last(r, tagged);
+    let np = run.np;
+    for (tp, r) in regs[chunk * np..(chunk + 1) * np].iter_mut().enumerate() {
+        let idle = run.warp_idle(tp + chunk * np);
+        run.count(4, !idle);
+        if !idle {
+            registers_last(r, run.tagged);
+        }
     }
 }
 
@@ -93,20 +135,27 @@ fn insert_zero(x: usize, h: usize) -> usize {
     ((x >> h) << (h + 1)) | (x & ((1 << h) - 1))
 }
 
-fn smem_radix2<U: SortBits>(sm: &mut [Item<U>], nt: usize, m: usize, h: usize, tagged: bool) {
+fn smem_radix2<U: SortBits>(sm: &mut [Item<U>], nt: usize, m: usize, h: usize, run: &mut Run) {
     for vt in 0..nt {
         for c in 0..2 {
             let b = insert_zero(vt + c * nt, h);
-            cas(sm, b, b ^ m, tagged);
+            run.count(1, b < run.len);
+            if b < run.len {
+                cas(sm, b, b ^ m, run.tagged);
+            }
         }
     }
 }
 
-fn smem_radix4<U: SortBits>(sm: &mut [Item<U>], nt: usize, ma: usize, ha: usize, flip: bool, tagged: bool) {
-    let hb = ha - 1;
+fn smem_radix4<U: SortBits>(sm: &mut [Item<U>], nt: usize, ma: usize, ha: usize, flip: bool, run: &mut Run) {
+    let (hb, tagged) = (ha - 1, run.tagged);
     let mb = 1 << hb;
     for vt in 0..nt {
         let b = insert_zero(insert_zero(vt, hb), ha);
+        run.count(4, b < run.len);
+        if b >= run.len {
+            continue;
+        }
         let e = [b, b ^ mb, b ^ ma, b ^ ma ^ mb];
         let mut r = [sm[e[0]], sm[e[1]], sm[e[2]], sm[e[3]]];
         cas(&mut r, 0, 2, tagged);
@@ -143,6 +192,17 @@ pub fn bmcs_row<U: SortBits>(row: &mut [(U, u32)], tagged: bool) {
 /// divides `row.len() / 4` and is either `row.len() / 4` or a multiple of 32 (what the kernel
 /// is launched with).
 pub fn bmcs_row_threads<U: SortBits>(row: &mut [(U, u32)], np: usize, tagged: bool) {
+    bmcs_row_len(row, np, row.len(), tagged);
+}
+
+/// [`bmcs_row_threads`] of a row whose keys from `len` on are padding (the order's maximum,
+/// tags above the real ones, as the kernel pads): the groups of compare-exchanges the kernel
+/// skips there are skipped here too, so the tests check that skipping them changes nothing.
+/// Returns the work done against the whole network's.
+///
+/// # Panics
+/// As [`bmcs_row_threads`].
+pub fn bmcs_row_len<U: SortBits>(row: &mut [(U, u32)], np: usize, len: usize, tagged: bool) -> BmcsWork {
     let n = row.len();
     assert!(n >= 4 && n.is_power_of_two(), "bmcs_row models rows of 2^k >= 4 keys");
     let nt = n / 4;
@@ -152,13 +212,18 @@ pub fn bmcs_row_threads<U: SortBits>(row: &mut [(U, u32)], np: usize, tagged: bo
     );
     let log_n = n.trailing_zeros() as usize;
     let chunks = nt / np;
+    let mut run = Run { len, np, tagged, work: BmcsWork::default() };
     let mut regs: Vec<[Item<U>; 4]> = row.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
-    for r in regs.iter_mut() {
-        registers_first(r, tagged);
+    for (v, r) in regs.iter_mut().enumerate() {
+        let idle = run.warp_idle(v);
+        run.count(6, !idle);
+        if !idle {
+            registers_first(r, tagged);
+        }
     }
     for c in 0..chunks {
         for s in 3..=log_n.min(7) {
-            warp_steps(&mut regs, c, np, s, s as isize - 1, true, tagged);
+            warp_steps(&mut regs, c, s, s as isize - 1, true, &mut run);
         }
     }
     let mut sm: Vec<Item<U>> = regs.iter().flatten().copied().collect();
@@ -166,13 +231,13 @@ pub fn bmcs_row_threads<U: SortBits>(row: &mut [(U, u32)], np: usize, tagged: bo
         let mut h = s as isize - 1;
         let mut flip = true;
         if (h - 6) & 1 != 0 {
-            smem_radix2(&mut sm, nt, (1 << s) - 1, h as usize, tagged);
+            smem_radix2(&mut sm, nt, (1 << s) - 1, h as usize, &mut run);
             h -= 1;
             flip = false;
         }
         while h > 6 {
             let ma = if flip { (1 << s) - 1 } else { 1 << h };
-            smem_radix4(&mut sm, nt, ma, h as usize, flip, tagged);
+            smem_radix4(&mut sm, nt, ma, h as usize, flip, &mut run);
             flip = false;
             h -= 2;
         }
@@ -180,7 +245,7 @@ pub fn bmcs_row_threads<U: SortBits>(row: &mut [(U, u32)], np: usize, tagged: bo
             r.copy_from_slice(&sm[4 * vt..4 * vt + 4]);
         }
         for c in 0..chunks {
-            warp_steps(&mut regs, c, np, s, h, false, tagged);
+            warp_steps(&mut regs, c, s, h, false, &mut run);
         }
         for (vt, r) in regs.iter().enumerate() {
             sm[4 * vt..4 * vt + 4].copy_from_slice(r);
@@ -189,6 +254,21 @@ pub fn bmcs_row_threads<U: SortBits>(row: &mut [(U, u32)], np: usize, tagged: bo
     for (vt, r) in regs.iter().enumerate() {
         row[4 * vt..4 * vt + 4].copy_from_slice(r);
     }
+    run.work
+}
+
+/// The compare-exchanges the kernel runs on one row of `len` keys padded to `2^log_n`, with
+/// the block plan's threads per row, against the padded network's: the work the padding still
+/// costs (the flips that pair real keys with padding), where the network alone would cost
+/// `2^log_n / len`.
+///
+/// # Panics
+/// When `len > 2^log_n` or `log_n < 2`.
+pub fn bmcs_work(len: usize, log_n: u32) -> BmcsWork {
+    let n = 1usize << log_n;
+    assert!(log_n >= 2 && len <= n);
+    let mut row: Vec<(u32, u32)> = (0..n).map(|i| (if i < len { 0 } else { u32::MAX }, i as u32)).collect();
+    bmcs_row_len(&mut row, (n / 4).clamp(1, 1024), len, true)
 }
 
 /// The kernel's whole per-row procedure on `keys` (any length up to `2^log_n`, `log_n >= 2`):
@@ -210,7 +290,7 @@ pub fn bmcs_kernel_row<K: super::SortKey, V: Copy>(
     let mut row: Vec<(K::Bits, u32)> = (0..n)
         .map(|i| (keys.get(i).map_or(K::Bits::MAX, |k| k.to_bits_ordered().xor(flip)), i as u32))
         .collect();
-    bmcs_row(&mut row, values.is_some());
+    bmcs_row_len(&mut row, (n / 4).clamp(1, 1024), keys.len(), values.is_some());
     for (k, &(b, _)) in keys.iter_mut().zip(&row) {
         *k = K::from_bits_ordered(b.xor(flip));
     }
@@ -226,7 +306,7 @@ pub fn bmcs_kernel_row<K: super::SortKey, V: Copy>(
 /// Threads of a radix block (`HK_RADIX_THREADS`).
 const RADIX_THREADS: usize = 256;
 
-/// The radix kernels of `sort_radix.cu` (histogram, then one pass per 8-bit digit) on the long
+/// The radix kernels of `sort_radix.cuh` (histogram, then one pass per 8-bit digit) on the long
 /// segments of `plan`, tile by tile with the kernels' arithmetic: tiles of
 /// [`super::gpu::radix_tile_keys`] keys read from the plan's words, per-tile stable ranks
 /// (rounds of 256 keys, warps of 32, lanes in order), the look-back prefix over the earlier

@@ -1,10 +1,13 @@
 //! The GPU sorts: block-level bitonic merge comb sort for rows and short segments, an
 //! onesweep-style LSD radix sort for long segments and whole arrays.
 //!
-//! Kernels: `cuda-kernels/prefix/sort_bmcs.cu` over `bitonic_network.cuh` (the schedule is
-//! described there and modelled by [`super::emulate`]) and `cuda-kernels/prefix/sort_radix.cu`. A row of up to [`max_block_len`] keys
-//! is sorted by one block: the row is staged in shared memory (coalesced loads and stores),
-//! padded there to a power of two with the order's maximum key, and sorted by up to 1024
+//! Kernels: `cuda-kernels/prefix/sort_bmcs.cuh` over `bitonic_network.cuh` (the schedule is
+//! described there and modelled by [`super::emulate`]) and `cuda-kernels/prefix/sort_radix.cuh`,
+//! one module per key type (`sort_bmcs_K.cu`, `sort_radix_K.cu`: a first sort compiles 6 and 4
+//! entry points, not 36 and 24). A row of up to [`max_block_len`] keys is sorted by one block:
+//! the row is staged in shared memory (coalesced loads and stores), padded there to a power of
+//! two with the order's maximum key (groups of compare-exchanges wholly in the padding are
+//! skipped: [`super::emulate::bmcs_work`]), and sorted by up to 1024
 //! threads that each take groups of four keys in turn, so a thread never holds more than four
 //! keys (no spills at any row length); several rows share a block when rows are short. Longer
 //! segments are radix sorted, all of them by one launch sequence: a histogram of every digit,
@@ -92,7 +95,10 @@ pub fn row_tuning<K: SortKey>(gpu: &Gpu, row_len: usize, rows: usize) -> GpuSort
     GpuSortTuning::tuned_on::<K>(tuned_dispatch::global(), &Fingerprint::gpu(gpu), (row_len, rows))
 }
 
-const MODULE: &str = "prefix/sort_bmcs";
+/// The block-sort module of key type `K` (`cuda-kernels/prefix/sort_bmcs_K.cu`).
+fn block_module<K: SortKey>() -> String {
+    format!("prefix/sort_bmcs_{}", K::SUFFIX)
+}
 /// Dynamic shared memory a block gets without opting in.
 const DEFAULT_SHARED: usize = 48 * 1024;
 /// Largest row the kernels are instantiated for (2^15 keys: 1024 threads of 32 keys).
@@ -360,7 +366,7 @@ pub struct RadixLayout {
 }
 
 /// Keys per tile of the radix pass kernel: 256 threads of 16 4-byte or 8 8-byte keys
-/// (`RadixShape` in `sort_radix.cu`).
+/// (`RadixShape` in `sort_radix.cuh`).
 pub fn radix_tile_keys(key_bytes: usize) -> usize {
     if key_bytes <= 4 { 4096 } else { 2048 }
 }
@@ -527,7 +533,10 @@ fn max_len_for(key_bytes: usize, value_bytes: Option<usize>, limit: usize) -> us
         .unwrap_or(4)
 }
 
-const RADIX_MODULE: &str = "prefix/sort_radix";
+/// The radix module of key type `K` (`cuda-kernels/prefix/sort_radix_K.cu`).
+fn radix_module<K: SortKey>() -> String {
+    format!("prefix/sort_radix_{}", K::SUFFIX)
+}
 /// Threads of a radix block (`HK_RADIX_THREADS`).
 const RADIX_THREADS: u32 = 256;
 /// Histogram blocks per multiprocessor: enough to fill the device, few enough that the global
@@ -557,7 +566,7 @@ fn radix_long<K: SortKey, V: SortValue>(
     let (segs_at, tiles_at, ntiles) = (layout.segs_at as u64, layout.tiles_at as u64, layout.tiles as u64);
     let desc = order.is_descending() as u32;
 
-    let hist_kernel = gpu.kernel(RADIX_MODULE, &format!("sort_radix_hist_{}", K::SUFFIX))?;
+    let hist_kernel = gpu.kernel(&radix_module::<K>(), &format!("sort_radix_hist_{}", K::SUFFIX))?;
     let blocks = (gpu.props().sm_count.max(1) as usize * HIST_BLOCKS_PER_SM).min(layout.tiles);
     let per_block = layout.tiles.div_ceil(blocks);
     let cfg = LaunchConfig {
@@ -577,7 +586,7 @@ fn radix_long<K: SortKey, V: SortValue>(
     };
     count(1, 0);
 
-    let pass_kernel = gpu.kernel(RADIX_MODULE, &kernel_name::<K, V>("radix_pass", pairs))?;
+    let pass_kernel = gpu.kernel(&radix_module::<K>(), &kernel_name::<K, V>("radix_pass", pairs))?;
     let smem = layout.tile_keys * (size_of::<K>() + if pairs { size_of::<V>() } else { 0 });
     let cfg = LaunchConfig {
         grid_dim: (grid_blocks(layout.tiles)?, 1, 1),
@@ -643,7 +652,7 @@ fn block_function<K: SortKey, V: SortValue>(
     // Looked up once per process: attributes cached, dynamic shared memory limit already raised
     // to the device's maximum (setting it per call to one call's size would race between host
     // threads).
-    let kernel = gpu.kernel(MODULE, &kernel_name::<K, V>(kind, pairs))?;
+    let kernel = gpu.kernel(&block_module::<K>(), &kernel_name::<K, V>(kind, pairs))?;
     // The block kernels carry __launch_bounds__(1024); a block the loaded function cannot run
     // is an error here rather than a CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES from the launch.
     let max_threads = kernel.attributes().max_threads_per_block;

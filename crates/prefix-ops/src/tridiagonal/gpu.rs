@@ -491,16 +491,15 @@ impl<T: Real> Launch<'_, '_, T> {
     ) -> Result<()> {
         let (g, sl, mm) = (s.g, plan.slice, plan.slices);
         let (m32, s32, mm32) = (s.m as u32, sl as u32, mm as u32);
-        let eq = eq_bytes::<T>();
         let (mut w, mut rest) = buf.split_at_mut(4 * g * mm * (sl / 2));
         let (mut tops, mut rest) = rest.split_at_mut(4 * g * mm);
         let (mut xr, mut reduced) = rest.split_at_mut(g * mm);
         let slice_threads = threads_for(sl / 2);
 
-        let sh1 = 2 * sl * eq;
+        let sh1 = super::gpu_banks::tpr_stage1_shared(sl, std::mem::size_of::<T>());
         let f1 = self.func("tridiag_tpr_stage1", "prefix/tridiag_tpr", sh1, slice_threads)?;
         // SAFETY: tridiag_tpr_stage1_T(a, b, c, d, TriEq* w, TriEq* tops, u32 m, u32 S, u32 M,
-        // u64 ss, u64 es); w holds G*M*S/2 equations, tops G*M; shared = 2S equations.
+        // u64 ss, u64 es); w holds G*M*S/2 equations, tops G*M; shared as tpr_stage1_shared.
         unsafe {
             self.gpu.launch(&f1, block_cfg(g * mm, slice_threads, sh1)?, |args| {
                 args.arg(&s.a).arg(&s.b).arg(&s.c).arg(&s.d).arg(&mut w).arg(&mut tops);
@@ -552,10 +551,10 @@ impl<T: Real> Launch<'_, '_, T> {
         }
 
         let xr = xr.as_view();
-        let sh3 = sl * std::mem::size_of::<T>();
+        let sh3 = super::gpu_banks::tpr_stage3_shared(sl, std::mem::size_of::<T>());
         let f3 = self.func("tridiag_tpr_stage3", "prefix/tridiag_tpr", sh3, slice_threads)?;
         // SAFETY: tridiag_tpr_stage3_T(a, b, c, d, const TriEq* w, const T* xr, T* x, u32 m,
-        // u32 S, u32 M, u64 ss, u64 es); shared = S unknowns.
+        // u32 S, u32 M, u64 ss, u64 es); shared as tpr_stage3_shared.
         unsafe {
             self.gpu.launch(&f3, block_cfg(g * mm, slice_threads, sh3)?, |args| {
                 args.arg(&s.a).arg(&s.b).arg(&s.c).arg(&s.d).arg(&w).arg(&xr).arg(&mut *x);

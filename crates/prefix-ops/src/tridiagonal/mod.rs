@@ -29,6 +29,7 @@ mod cyclic;
 mod dominance;
 mod equation;
 pub mod gpu;
+mod gpu_banks;
 mod gpu_cost;
 mod gpu_tuning;
 mod nd;

@@ -1,7 +1,8 @@
 // Sort kernels: batched rows and short segments by block-level BMCS (bitonic_network.cuh).
-// Longer segments and whole arrays: sort_radix.cu.
+// Longer segments and whole arrays: sort_radix.cuh.
 //
-// Entry points, K in {u32, i32, f32, u64, i64, f64}, V in {u32, u64}:
+// Entry points, one module per key type (sort_bmcs_K.cu), K in {u32, i32, f32, u64, i64, f64},
+// V in {u32, u64}:
 //   sort_rows_K[_V](keys, [vals], base, total, row_len, nrows, log_n, rows_per_block, desc)
 //     row r is keys[base + r*row_len .. min(base + (r+1)*row_len, base + total)), padded to
 //     2^log_n with the order's maximum key.
@@ -14,6 +15,7 @@
 // rows_per_block * 2^log_n * (sizeof(bits) + (KV ? 4 + sizeof(V) : 0)) bytes. Rows are loaded
 // into and stored from shared memory by consecutive threads (coalesced), whatever the row's
 // alignment.
+#pragma once
 #include "bitonic_network.cuh"
 
 #define HK_SORT_BLOCK_BOUNDS __launch_bounds__(1024)
@@ -44,7 +46,7 @@ __device__ void sort_row_block(K* keys, V* vals, u64 begin, u32 len, u32 log_n, 
         }
     }
     __syncthreads();
-    bmcs_sort_smem<KV>(sk, st, tp, np, log_n);
+    bmcs_sort_smem<KV>(sk, st, tp, np, log_n, len);
     for (u32 i = tp; i < len; i += np) {
         keys[begin + i] = SortKey<K>::from_bits(sk[i] ^ flip);
         if (KV) vals[begin + i] = sv[st[i]];
@@ -106,10 +108,3 @@ __device__ void sort_segs(K* keys, V* vals, const u64* plan, u64 ids_at, u64 nro
     HK_SORT_KEYS(K, NAME)            \
     HK_SORT_PAIRS(K, NAME, u32, u32) \
     HK_SORT_PAIRS(K, NAME, u64, u64)
-
-HK_SORT_TYPE(u32, u32)
-HK_SORT_TYPE(int, i32)
-HK_SORT_TYPE(float, f32)
-HK_SORT_TYPE(u64, u64)
-HK_SORT_TYPE(i64, i64)
-HK_SORT_TYPE(double, f64)

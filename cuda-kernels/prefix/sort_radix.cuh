@@ -5,7 +5,8 @@
 // sorted by the same launches: tiles never straddle segments, and the look-back that finds a
 // tile's place stops at the first tile of its segment.
 //
-// Entry points, K in {u32, i32, f32, u64, i64, f64}, V in {u32, u64}:
+// Entry points, one module per key type (sort_radix_K.cu), K in {u32, i32, f32, u64, i64, f64},
+// V in {u32, u64}:
 //   sort_radix_hist_K(keys, plan, segs_at, tiles_at, ntiles, tiles_per_block, desc, hist)
 //     counts, per long segment and digit position, the keys of each digit: hist[(j * PASSES + p)
 //     * 256 + d] (zeroed by the caller) += keys of segment j whose digit p is d.
@@ -23,6 +24,7 @@
 // counts), the tile's digit counts published to the look-back (one word per digit: pass tag
 // in the top byte, count below), the tile's keys reordered by digit in shared memory and
 // written out by consecutive threads, so each digit's run in the tile is one contiguous store.
+#pragma once
 #include "sort_keys.cuh"
 
 #define HK_RADIX_THREADS 256
@@ -177,11 +179,18 @@ __device__ void radix_pass(const K* src, K* dst, const V* src_vals, V* dst_vals,
     u32 rank[IPT];
     u32 run = 0;  // thread d: keys of digit d in the rounds so far
     const u32 lt_mask = (1u << lane) - 1u;
+    // The whole tile's loads first: the ranking rounds below are separated by barriers, which
+    // loads do not cross, so loading in them would leave one key per thread in flight (1 KiB per
+    // block) where the tile's 16 KiB cover the memory latency at 24 resident warps per SM.
+#pragma unroll
+    for (int r = 0; r < IPT; ++r) {
+        const u32 i = (u32)r * HK_RADIX_THREADS + threadIdx.x;
+        bits[r] = i < t.len ? SortKey<K>::to_bits(src[t.begin + i]) ^ flip : ~(U)0;
+    }
 #pragma unroll
     for (int r = 0; r < IPT; ++r) {
         const u32 i = (u32)r * HK_RADIX_THREADS + threadIdx.x;
         const bool valid = i < t.len;
-        bits[r] = valid ? SortKey<K>::to_bits(src[t.begin + i]) ^ flip : ~(U)0;
         const u32 digit = (u32)(bits[r] >> shift) & 255u;
         u32 peers = __ballot_sync(0xffffffffu, valid);
 #pragma unroll
@@ -257,10 +266,3 @@ __device__ void radix_pass(const K* src, K* dst, const V* src_vals, V* dst_vals,
     HK_RADIX_KEYS(K, NAME)            \
     HK_RADIX_PAIRS(K, NAME, u32, u32) \
     HK_RADIX_PAIRS(K, NAME, u64, u64)
-
-HK_RADIX_TYPE(u32, u32)
-HK_RADIX_TYPE(int, i32)
-HK_RADIX_TYPE(float, f32)
-HK_RADIX_TYPE(u64, u64)
-HK_RADIX_TYPE(i64, i64)
-HK_RADIX_TYPE(double, f64)
