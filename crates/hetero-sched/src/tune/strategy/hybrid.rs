@@ -11,8 +11,9 @@ use crate::tune::space::Point;
 
 /// Hill climbing alternating with a model: `initial` evaluations (the first `corners` of them
 /// random corners of the space, every parameter at one end of its range; the rest uniformly
-/// random) and a climb from the best of them; then `model_steps` evaluations proposed by a tree-structured Parzen estimator
-/// over everything measured so far (the unseen candidate with the best `l(x)/g(x)`, see
+/// random) and a climb from the best of them; then `model_steps` evaluations proposed by a
+/// tree-structured Parzen estimator over everything measured so far (the unseen candidate with
+/// the best `l(x)/g(x)`, see
 /// [`Tpe`](super::Tpe)); the next climb starts from the new best point if the model found one,
 /// else from the model's next proposal; and so on until the budget is spent.
 ///
@@ -32,7 +33,7 @@ use crate::tune::space::Point;
 /// faster, and a climb that follows such gains spends its budget on noise in one basin.
 #[derive(Debug, Clone, Copy)]
 pub struct Hybrid {
-    /// Random evaluations before the first climb.
+    /// Evaluations before the first climb (corners, then uniform samples).
     pub initial: usize,
     /// The walk's window (stop after `window - 1` values without improvement).
     pub window: usize,
