@@ -10,7 +10,7 @@ Strategies named in `--prefix-strategies` run once per seed at the largest budge
 smaller budget is scored on the first `budget` evaluations of that run. This is exact only for
 strategies whose decisions do not depend on `max_fevals` (it only stops them): Kernel Tuner
 1.5.0's `genetic_algorithm`, `pso` and `firefly_algorithm` evaluate the same first 100
-configurations at `max_fevals` 100 and 400 (checked seed by seed on pnpoly); its
+configurations at `max_fevals` 100 and 400 (checked seed by seed on pnpoly and cpu_tridiagonal); its
 `simulated_annealing`, `random_sample`, `dual_annealing` and `diff_evo` do not, and run per budget.
 """
 import argparse
