@@ -123,14 +123,15 @@ pub fn tile_len_for<T>(tile_bytes: usize) -> usize {
     (tile_bytes / size_of::<T>().max(1)).max(1).next_multiple_of(single::LANES)
 }
 
-/// The inclusive prefixes of the tiles, each published once, and whether a worker died.
-struct Chain<T> {
+/// One value per tile (the tile's inclusive prefix here, its carry-out in the segmented scan),
+/// each published once, and whether a worker died.
+pub(crate) struct Chain<T> {
     slots: Vec<Slot<T>>,
-    failed: AtomicBool,
+    pub(crate) failed: AtomicBool,
 }
 
 /// Sets its flag when dropped during a panic, so the waiters of a dead worker's tile stop.
-struct PoisonOnUnwind<'a>(&'a AtomicBool);
+pub(crate) struct PoisonOnUnwind<'a>(pub(crate) &'a AtomicBool);
 
 impl Drop for PoisonOnUnwind<'_> {
     fn drop(&mut self) {
@@ -150,14 +151,14 @@ struct Slot<T> {
 unsafe impl<T: Send> Sync for Chain<T> {}
 
 impl<T: Copy> Chain<T> {
-    fn new(tiles: usize) -> Self {
+    pub(crate) fn new(tiles: usize) -> Self {
         let slots = (0..tiles)
             .map(|_| Slot { ready: AtomicBool::new(false), value: UnsafeCell::new(MaybeUninit::uninit()) })
             .collect();
         Chain { slots, failed: AtomicBool::new(false) }
     }
 
-    fn publish(&self, i: usize, prefix: T) {
+    pub(crate) fn publish(&self, i: usize, prefix: T) {
         let slot = &self.slots[i];
         // SAFETY: only the owner of tile `i` writes slot `i`, once, and nobody reads it before
         // `ready` is set below.
@@ -165,10 +166,10 @@ impl<T: Copy> Chain<T> {
         slot.ready.store(true, Ordering::Release);
     }
 
-    /// The inclusive prefix of tile `i`, once its owner has published it, or `None` once any
-    /// worker has panicked (the owner may be dead). Spins briefly, then yields, so a
-    /// descheduled owner on a loaded machine gets the core back.
-    fn wait(&self, i: usize) -> Option<T> {
+    /// Tile `i`'s value, once its owner has published it, or `None` once any worker has
+    /// panicked (the owner may be dead). Spins briefly, then yields, so a descheduled owner on
+    /// a loaded machine gets the core back.
+    pub(crate) fn wait(&self, i: usize) -> Option<T> {
         let slot = &self.slots[i];
         let mut spins = 0u32;
         while !slot.ready.load(Ordering::Acquire) {

@@ -23,12 +23,11 @@
 //! tiles continues from the previous tile's carry, which adds that tile's sum as one value
 //! (prefix-ops' documented scan tolerance).
 
-use std::cell::UnsafeCell;
-use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::descriptor::{Form, Segments};
 use crate::error::Result;
+use crate::scan::parallel::{Chain, PoisonOnUnwind};
 use crate::scan::{Monoid, single};
 use crate::shared_mut::SharedMut;
 
@@ -206,69 +205,6 @@ fn tiled<T: Copy + Send + Sync, M: Monoid<T>>(
         }
         worker();
     });
-}
-
-/// Sets its flag when dropped during a panic, so the waiters of a dead worker's tile stop.
-struct PoisonOnUnwind<'a>(&'a AtomicBool);
-
-impl Drop for PoisonOnUnwind<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.store(true, Ordering::Release);
-        }
-    }
-}
-
-/// The carry-out of every tile, each published once, and whether a worker died.
-struct Chain<T> {
-    slots: Vec<Slot<T>>,
-    failed: AtomicBool,
-}
-
-struct Slot<T> {
-    ready: AtomicBool,
-    value: UnsafeCell<MaybeUninit<T>>,
-}
-
-// SAFETY: a slot's value is written once, before `ready` is set with release ordering, and read
-// only after `ready` is seen with acquire ordering; `T: Send` lets the value cross threads.
-unsafe impl<T: Send> Sync for Chain<T> {}
-
-impl<T: Copy> Chain<T> {
-    fn new(tiles: usize) -> Self {
-        let slots = (0..tiles)
-            .map(|_| Slot { ready: AtomicBool::new(false), value: UnsafeCell::new(MaybeUninit::uninit()) })
-            .collect();
-        Chain { slots, failed: AtomicBool::new(false) }
-    }
-
-    fn publish(&self, i: usize, carry: T) {
-        let slot = &self.slots[i];
-        // SAFETY: only the owner of tile `i` writes slot `i`, once (a tile publishes in step 1
-        // or in step 2, never both), and nobody reads it before `ready` is set below.
-        unsafe { (*slot.value.get()).write(carry) };
-        slot.ready.store(true, Ordering::Release);
-    }
-
-    /// Tile `i`'s carry-out once published, or `None` once any worker has panicked. Spins
-    /// briefly, then yields, so a descheduled owner on a loaded machine gets the core back.
-    fn wait(&self, i: usize) -> Option<T> {
-        let slot = &self.slots[i];
-        let mut spins = 0u32;
-        while !slot.ready.load(Ordering::Acquire) {
-            if self.failed.load(Ordering::Acquire) {
-                return None;
-            }
-            if spins < 1 << 10 {
-                std::hint::spin_loop();
-                spins += 1;
-            } else {
-                std::thread::yield_now();
-            }
-        }
-        // SAFETY: `ready` (acquire) orders this read after the owner's write.
-        Some(unsafe { (*slot.value.get()).assume_init() })
-    }
 }
 
 #[cfg(test)]
