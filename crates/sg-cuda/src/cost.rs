@@ -28,6 +28,12 @@ impl CallCost {
     }
 }
 
+/// An evaluation's byte floor: every point and output once, every value and the trie once.
+fn eval_floor(elem: usize, (d, m, ncomp): (usize, usize, usize), len: u64, trie_bytes: usize) -> u64 {
+    let (m, d, ncomp, e) = (m as u64, d as u64, ncomp as u64, elem as u64);
+    m * d * e + m * ncomp * e + len * ncomp * e + trie_bytes as u64
+}
+
 /// Evaluation of `m` points of dimension `d` with `ncomp` components of `elem` bytes over a grid
 /// of `len` points and a trie of `trie_bytes`, launched as `plan` says: one launch; every point
 /// read once and every output written once however many component tiles its walks take.
@@ -38,8 +44,7 @@ pub fn eval_cost(
     len: u64,
     trie_bytes: usize,
 ) -> CallCost {
-    let (m, d, ncomp, e) = (m as u64, d as u64, ncomp as u64, elem as u64);
-    let floor = m * d * e + m * ncomp * e + len * ncomp * e + trie_bytes as u64;
+    let floor = eval_floor(elem, (d, m, ncomp), len, trie_bytes);
     CallCost { launches: 1, blocks: u64::from(plan.blocks), bytes: floor, floor_bytes: floor }
 }
 
@@ -52,8 +57,8 @@ pub fn eval_cost_per_component(
     len: u64,
     trie_bytes: usize,
 ) -> CallCost {
+    let floor = eval_floor(elem, (d, m, ncomp), len, trie_bytes);
     let (m, d, nc, e) = (m as u64, d as u64, ncomp as u64, elem as u64);
-    let floor = m * d * e + m * nc * e + len * nc * e + trie_bytes as u64;
     // Each launch gathers one component per value, but moves the whole 32-byte sector holding
     // it (or all of the point's values when they are shorter).
     let gathered = nc * len * (nc * e).min(32);
