@@ -1,9 +1,9 @@
 //! Smith-Waterman with 16-bit lanes, Farrar's striped layout: the query strip's rows are dealt
 //! round-robin to the lanes, so a column of the table is `seg` vectors and the vertical
 //! dependency crosses lanes only in the "lazy F" correction pass (which also updates `E`, so the
-//! result is full Gotoh). 16 lanes with AVX2, detected at run time (the kernel is a macro over
-//! the lane type, so wider sets can be added; AVX-512 intrinsics need Rust 1.89). Scores
-//! saturate at `i16::MAX`; a result that comes near it is recomputed with 32-bit scalar code.
+//! result is full Gotoh). 32 lanes with AVX-512BW or 16 with AVX2, detected at run time (the
+//! kernel is a macro over the lane type). Scores saturate at `i16::MAX`; a result that comes
+//! near it is recomputed with 32-bit scalar code.
 //!
 //! Strips (one per core) are the tiles of [`crate::apps::strips::run_strips`]: each passes its
 //! bottom row's `H` and `F` to the strip below.
@@ -11,20 +11,62 @@
 use crate::apps::align::Alignment;
 use crate::apps::scoring::Encoded;
 
-/// The best alignment, or `None` when this CPU has no AVX2, the penalties are
-/// outside what the striped pass assumes (`extend <= open`), or a score could have saturated.
-pub(crate) fn smith_waterman_simd(enc: &Encoded, parallel: bool) -> Option<Alignment> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if enc.extend > enc.open || std::env::var_os("HETKIT_WAVEFRONT_NO_SIMD").is_some() {
-            return None;
+/// The instruction sets the striped pass is written for, widest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Isa {
+    /// 32 lanes of `i16`.
+    Avx512,
+    /// 16 lanes of `i16`.
+    Avx2,
+}
+
+impl Isa {
+    /// Whether this CPU has the instruction set.
+    pub(crate) fn detected(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            match self {
+                Isa::Avx512 => std::is_x86_feature_detected!("avx512bw"),
+                Isa::Avx2 => std::is_x86_feature_detected!("avx2"),
+            }
         }
-        if std::is_x86_feature_detected!("avx2") {
-            return avx2::run(enc, parallel);
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
         }
     }
-    let _ = (enc, parallel);
-    None
+}
+
+/// The best alignment, or `None` when this CPU has neither AVX-512BW nor AVX2, the penalties
+/// are outside what the striped pass assumes (`extend <= open`), or a score could have
+/// saturated. `HETKIT_WAVEFRONT_NO_SIMD` turns the striped pass off, `HETKIT_WAVEFRONT_NO_AVX512`
+/// keeps it on AVX2.
+pub(crate) fn smith_waterman_simd(enc: &Encoded, parallel: bool) -> Option<Alignment> {
+    if std::env::var_os("HETKIT_WAVEFRONT_NO_SIMD").is_some() {
+        return None;
+    }
+    let wide = Isa::Avx512.detected() && std::env::var_os("HETKIT_WAVEFRONT_NO_AVX512").is_none();
+    let isa = if wide { Isa::Avx512 } else { Isa::Avx2 };
+    smith_waterman_isa(enc, parallel, isa)
+}
+
+/// The striped pass on one instruction set; `None` where [`smith_waterman_simd`] gives `None`.
+pub(crate) fn smith_waterman_isa(enc: &Encoded, parallel: bool, isa: Isa) -> Option<Alignment> {
+    if enc.extend > enc.open || !isa.detected() {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        match isa {
+            Isa::Avx512 => avx512::run(enc, parallel),
+            Isa::Avx2 => avx2::run(enc, parallel),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (enc, parallel);
+        None
+    }
 }
 
 /// The striped kernel over a lane type; the including module defines `V`, `LANES`, `FEATURE`
@@ -284,19 +326,97 @@ mod avx2 {
     striped!("avx2");
 }
 
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    type V = __m512i;
+    const LANES: usize = 32;
+
+    // SAFETY: the vectors are plain data; a strip moves between pool threads as a whole.
+    unsafe impl Send for Strip {}
+
+    #[target_feature(enable = "avx512bw")]
+    #[inline]
+    fn splat(x: i16) -> V {
+        _mm512_set1_epi16(x)
+    }
+
+    #[target_feature(enable = "avx512bw")]
+    #[inline]
+    fn adds(a: V, b: V) -> V {
+        _mm512_adds_epi16(a, b)
+    }
+
+    #[target_feature(enable = "avx512bw")]
+    #[inline]
+    fn subs(a: V, b: V) -> V {
+        _mm512_subs_epi16(a, b)
+    }
+
+    #[target_feature(enable = "avx512bw")]
+    #[inline]
+    fn max(a: V, b: V) -> V {
+        _mm512_max_epi16(a, b)
+    }
+
+    /// Lanes up by one, `x` into lane 0: one cross-lane permute (lane `k` takes lane `k - 1`)
+    /// whose masked-off lane 0 keeps `x`.
+    #[target_feature(enable = "avx512bw")]
+    #[inline]
+    fn shift_in(v: V, x: i16) -> V {
+        let up = _mm512_set_epi16(
+            30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6,
+            5, 4, 3, 2, 1, 0, 0,
+        );
+        _mm512_mask_permutexvar_epi16(_mm512_set1_epi16(x), !1, up, v)
+    }
+
+    #[target_feature(enable = "avx512bw")]
+    #[inline]
+    fn all_gt(a: V, b: V) -> bool {
+        _mm512_cmpgt_epi16_mask(a, b) == u32::MAX
+    }
+
+    #[target_feature(enable = "avx512bw")]
+    #[inline]
+    fn any_gt(a: V, b: V) -> bool {
+        _mm512_cmpgt_epi16_mask(a, b) != 0
+    }
+
+    /// The lowest lane holding `x`.
+    #[target_feature(enable = "avx512bw")]
+    #[inline]
+    fn first_eq(v: V, x: i16) -> Option<usize> {
+        let m = _mm512_cmpeq_epi16_mask(v, _mm512_set1_epi16(x));
+        (m != 0).then(|| m.trailing_zeros() as usize)
+    }
+
+    #[inline]
+    fn lanes(v: V) -> [i16; LANES] {
+        // SAFETY: same size, and every bit pattern is valid for both.
+        unsafe { std::mem::transmute(v) }
+    }
+
+    #[inline]
+    fn from_lanes(l: [i16; LANES]) -> V {
+        // SAFETY: same size, and every bit pattern is valid for both.
+        unsafe { std::mem::transmute(l) }
+    }
+
+    striped!("avx512bw");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::apps::align::gotoh_strips;
     use crate::apps::scoring::Scoring;
 
-    /// The striped pass itself (not a fallback) against the scalar strips, where AVX2 exists.
+    /// The striped pass itself (not a fallback) on every instruction set this CPU has, against
+    /// the scalar strips.
     #[test]
     fn striped_matches_scalar() {
-        #[cfg(target_arch = "x86_64")]
-        let simd_cpu = std::is_x86_feature_detected!("avx2");
-        #[cfg(not(target_arch = "x86_64"))]
-        let simd_cpu = false;
         let mut x = 12345u64;
         let mut next = |k: usize| {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -308,10 +428,13 @@ mod tests {
             for (open, ext) in [(11, 1), (3, 3), (0, 0)] {
                 let enc = Scoring::blosum62(open, ext).encode(&a, &b).unwrap();
                 for parallel in [false, true] {
-                    let simd = smith_waterman_simd(&enc, parallel);
-                    assert_eq!(simd.is_some(), simd_cpu);
-                    if let Some(got) = simd {
-                        assert_eq!(got, gotoh_strips(&enc, true, parallel).0, "{m}x{n} {open}/{ext}");
+                    for isa in [Isa::Avx512, Isa::Avx2] {
+                        let simd = smith_waterman_isa(&enc, parallel, isa);
+                        assert_eq!(simd.is_some(), isa.detected(), "{isa:?}");
+                        if let Some(got) = simd {
+                            let want = gotoh_strips(&enc, true, parallel).0;
+                            assert_eq!(got, want, "{isa:?} {m}x{n} {open}/{ext}");
+                        }
                     }
                 }
             }
