@@ -62,7 +62,7 @@ fn synthetic_int_matches_a_plain_loop() {
             h ^= h << 13;
             h ^= h >> 17;
             h ^= h << 5;
-            h % 4 == 0
+            h.is_multiple_of(4)
         })
     }
     for (rows, cols, rounds) in [(1, 1, 1), (1, 17, 2), (13, 1, 3), (31, 29, 1), (40, 23, 4), (7, 7, 0)] {

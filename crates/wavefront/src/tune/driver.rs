@@ -82,10 +82,13 @@ impl Instance {
 impl std::fmt::Display for Instance {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.app {
-            App::Synthetic | App::Synthetic3 => {
+            App::Synthetic => {
                 write!(f, "{} dim {} grain {} dsize {}", self.app.name(), self.dim, self.grain, self.dsize)
             }
-            App::SyntheticInt => write!(f, "{} dim {} grain {}", self.app.name(), self.dim, self.grain),
+            // Their cells are fixed (no payload parameter).
+            App::Synthetic3 | App::SyntheticInt => {
+                write!(f, "{} dim {} grain {}", self.app.name(), self.dim, self.grain)
+            }
             _ => write!(f, "{} dim {}", self.app.name(), self.dim),
         }
     }
