@@ -1,7 +1,7 @@
 //! The auto-tuner's report (book chapter "Tuning wavefronts"): calibrates on the synthetic
-//! training grid, searches the held-out instances exhaustively, and measures each learner's
-//! predictions against the exhaustive best (`T_best / T_tuned`), with speed-ups, parameter
-//! sensitivity and a PNG plot.
+//! training grids (2D and 3D), searches the held-out instances exhaustively, and measures each
+//! learner's 2D predictions against the exhaustive best (`T_best / T_tuned`), with speed-ups,
+//! parameter sensitivity and a PNG plot, then the model tree's 3D predictions.
 //!
 //! `cargo bench -p wavefront --bench tuning_report`; logs, the model cache and the plot go to
 //! `$WF_TUNE_DIR` (default `target/wf-tune`), and the searches resume from the logs. With
@@ -15,8 +15,8 @@ use hetero_sched::tune::TuningCache;
 use plotters::prelude::*;
 use wavefront::tune::report::{self, EvalRow};
 use wavefront::tune::{
-    self, CalibrateOptions, Learner, Predictor, SearchLog, SweepEvaluator, training_instances_2d,
-    training_set,
+    self, App, CalibrateOptions, Learner, Predictor, Record, SearchLog, SweepEvaluator,
+    training_instances_2d, training_instances_3d, training_set,
 };
 
 type Error = Box<dyn std::error::Error>;
@@ -28,11 +28,10 @@ fn main() -> Result<(), Error> {
     let dir = std::env::var_os("WF_TUNE_DIR").map_or_else(|| PathBuf::from("target/wf-tune"), PathBuf::from);
     std::fs::create_dir_all(&dir)?;
     let cache = TuningCache::at(dir.join("cache"));
-    let opts = CalibrateOptions {
-        instances: training_instances_2d(),
-        log: Some(dir.join("train.jsonl")),
-        ..CalibrateOptions::default()
-    };
+    let mut instances = training_instances_2d();
+    instances.extend(training_instances_3d());
+    let opts =
+        CalibrateOptions { instances, log: Some(dir.join("train.jsonl")), ..CalibrateOptions::default() };
     println!(
         "machine: {}; synthetic unit {:.2} ns",
         tune::fingerprint_here().as_str(),
@@ -48,13 +47,18 @@ fn main() -> Result<(), Error> {
         cal.train_time.as_secs_f64(),
         cal.rows
     );
-    let rows = training_set(&cal.records, opts.top_k);
+    let is_3d = |r: &&Record| r.instance.app == App::Synthetic3;
+    let rows =
+        training_set(&cal.records.iter().filter(|r| !is_3d(r)).cloned().collect::<Vec<_>>(), opts.top_k);
+    let rows3 = training_set(&cal.records.iter().filter(is_3d).cloned().collect::<Vec<_>>(), opts.top_k);
 
     let held = report::held_out_instances();
+    let held3 = report::held_out_instances_3d();
     let mut log = SearchLog::open(&dir.join("heldout.jsonl"))?;
     let mut eval = SweepEvaluator::new();
     let t = Instant::now();
-    let s = tune::search(&held, &mut eval, &mut log, &opts.search, &mut |_| {})?;
+    let all_held: Vec<_> = held.iter().chain(&held3).copied().collect();
+    let s = tune::search(&all_held, &mut eval, &mut log, &opts.search, &mut |_| {})?;
     println!(
         "held-out search: {} timed now, {} from the log, {:.1} s",
         s.evaluated,
@@ -103,6 +107,18 @@ fn main() -> Result<(), Error> {
         "model tree, per held-out instance, from the search log:\n\n{}",
         report::markdown(&main_log_rows)
     );
+
+    // 3D: the model tree on the held-out 3D synthetic instances (not part of the 2D goal).
+    let p3 = Predictor::fit(&rows3, Learner::ModelTree, &opts.search.space.tiles)?;
+    let predict3 = |f: &tune::Features| p3.predict(f, 0);
+    println!(
+        "3D, model tree, per held-out instance, from the search log:\n\n{}",
+        report::markdown(&report::from_log(log.records(), &held3, &predict3)?)
+    );
+    if !offline {
+        let r3 = report::evaluate(log.records(), &held3, &predict3, &mut eval, 9)?;
+        println!("3D, model tree, per held-out instance, re-timed:\n\n{}", report::markdown(&r3));
+    }
 
     let mut all = cal.records.clone();
     all.extend(log.records().iter().cloned());

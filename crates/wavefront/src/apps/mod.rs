@@ -4,6 +4,7 @@
 //! | application | kernel | grain |
 //! |---|---|---|
 //! | [`synthetic`] | Gauss-Seidel-like update over N/W/NW repeated `tsize` times, `dsize` doubles | tunable |
+//! | [`synthetic`] (integer) | max-plus cell of `u32` (`dsize` 0) matching by a hash tested `rounds` times | tunable, fine |
 //! | [`nash`] | Nash-like: smoothed fictitious play on a 2x2 game perturbed by the neighbours | coarse |
 //! | [`lcs_length`] | longest common subsequence (bit-parallel fast path) | very fine |
 //! | [`smith_waterman`] | local alignment, affine gaps, score and end (16-bit SIMD fast path) | very fine |

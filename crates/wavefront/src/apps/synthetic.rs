@@ -3,6 +3,10 @@
 //! fields whose values are known in closed form, so any stale or misplaced neighbour read
 //! shows: `a(i, j) = i + j`, `b(i, j) = (i + 1)(j + 1)` in 2D; `a = i + j + k` and the
 //! multinomial `c = (i + j + k)! / (i! j! k!)` (wrapping `u64`) in 3D.
+//!
+//! Beyond the thesis, an integer kernel ([`synthetic_int_2d`]) supplies payload-free training
+//! cells (`dsize` 0) whose grain still scales the work, which the float kernel cannot: its grain
+//! loop runs over the payload.
 
 use ndarray::{Array2, Array3};
 
@@ -111,6 +115,40 @@ __device__ wf_synth wf_cell(long long i, long long j, wf_synth n, wf_synth w, wf
 "#
     );
     GpuKernel2::new("wf_synth", &source).with_aux(tsize.to_le_bytes().to_vec())
+}
+
+/// The integer synthetic kernel (`dsize` 0, one `u32` per cell): the max-plus recurrence of
+/// sequence comparison, `max(N, W)` or `NW + 1` on a "match", where whether cell `(i, j)`
+/// matches is decided by `rounds` pseudo-random tests (a xorshift hash of the position, each
+/// round matching with probability 1/4). The grain `rounds` scales the integer work per cell
+/// the way the float kernel's `tsize` scales its float work, so cheap integer cells (tsize
+/// 0.3 to a few units, no payload) can be sampled, which the float kernel cannot reach: its
+/// payload-free form has no inner loop. Values stay below `min(i, j) + 2`.
+#[inline]
+pub fn synthetic_int_cell(rounds: u32, i: usize, j: usize, n: &u32, w: &u32, nw: &u32) -> u32 {
+    // Truncating the position is fine: it only seeds the hash.
+    let mut h = (i as u32).wrapping_mul(0x9E37_79B9) ^ (j as u32).wrapping_mul(0x85EB_CA6B) ^ 0x2545_F491;
+    let mut v = *n.max(w);
+    for _ in 0..rounds {
+        h ^= h << 13;
+        h ^= h >> 17;
+        h ^= h << 5;
+        if h & 3 == 0 {
+            v = v.max(nw + 1);
+        }
+    }
+    v
+}
+
+/// The integer synthetic table of `rows x cols` cells with grain `rounds`, by `config`
+/// (boundary 0).
+///
+/// # Errors
+/// Those of [`run_2d`].
+pub fn synthetic_int_2d(rows: usize, cols: usize, rounds: u32, config: &Config2) -> Result<Array2<u32>> {
+    run_2d(rows, cols, &Boundary2::constant(0u32), config, |i, j, n, w, nw| {
+        synthetic_int_cell(rounds, i, j, n, w, nw)
+    })
 }
 
 /// A synthetic 3D cell.

@@ -41,27 +41,33 @@ impl Rank {
     }
 }
 
-/// The regularly sampled 2D synthetic training grid: sides 32..512 (doubling), grains 1, 4, 16,
-/// 64 over 1 to 5 doubles, and the payload-free cell (dsize 0, tsize about 0.3) that sequence
-/// comparison resembles; then sides 1024 and 2048 with cheap cells (tsize 0.3 to about 5),
-/// where large tables of cheap cells (long sequences) turn parallel. Every payload is sampled:
-/// the best sequential tile is not smooth in the payload on every machine (on the 2-core VM
-/// it jumps from 2 with one double to 32 with three at side 32, grain 16), so no payload is
-/// left to interpolation. Evaluation instances should lie between these points.
+/// The regularly sampled 2D training grid. The float kernel: sides 32..512 (doubling), grains
+/// 1, 4, 16, 64 over 1 to 5 doubles; then sides 1024 and 2048 with cheap cells (tsize 1 to
+/// about 5), where large tables of cheap cells turn parallel. Every payload is sampled: the
+/// best sequential tile is not smooth in the payload on every machine (on the 2-core VM it
+/// jumps from 2 with one double to 32 with three at side 32, grain 16), so no payload is left
+/// to interpolation. Payload-free cells (dsize 0, as in sequence comparison) come from the
+/// integer kernel ([`App::SyntheticInt`]) at sides 32..2048 with 1 and 4 hash rounds (tsize
+/// about 0.7 and 2.3): the float kernel's grain loop runs over its payload, so its payload-free
+/// cell has no loop at all (tsize 0.3 whatever the grain) and is the one cell type whose
+/// parallel gain on the 2-core VM disagreed with sequence comparison's (see the book's tuning
+/// chapter). Evaluation instances should lie between these points.
 pub fn training_instances_2d() -> Vec<Instance> {
     let mut out = Vec::new();
     for dim in [32, 64, 128, 256, 512] {
-        out.push(Instance::synthetic(dim, 1, 0));
         for dsize in 1..=5 {
             for grain in [1, 4, 16, 64] {
                 out.push(Instance::synthetic(dim, grain, dsize));
             }
         }
     }
-    for (dim, grain, dsize) in
-        [(1024, 1, 0), (1024, 1, 1), (1024, 4, 1), (1024, 1, 3), (2048, 1, 0), (2048, 1, 1), (2048, 4, 1)]
-    {
+    for (dim, grain, dsize) in [(1024, 1, 1), (1024, 4, 1), (1024, 1, 3), (2048, 1, 1), (2048, 4, 1)] {
         out.push(Instance::synthetic(dim, grain, dsize));
+    }
+    for dim in [32, 64, 128, 256, 512, 1024, 2048] {
+        for rounds in [1, 4] {
+            out.push(Instance::synthetic_int(dim, rounds));
+        }
     }
     out
 }
@@ -109,11 +115,11 @@ impl Default for CalibrateOptions {
 
 impl CalibrateOptions {
     /// A smaller 2D-only grid (sides 32..256, grains 1, 8, 64 over 1 and 5 doubles, and the
-    /// payload-free cell): a couple of minutes on a loaded 2-core machine.
+    /// integer cell with one hash round): a couple of minutes on a loaded 2-core machine.
     pub fn quick() -> Self {
         let mut instances = Vec::new();
         for dim in [32, 64, 128, 256] {
-            instances.push(Instance::synthetic(dim, 1, 0));
+            instances.push(Instance::synthetic_int(dim, 1));
             for dsize in [1, 5] {
                 for grain in [1, 8, 64] {
                     instances.push(Instance::synthetic(dim, grain, dsize));
@@ -413,9 +419,20 @@ pub fn choose_in(cache: Option<&TuningCache>, features: &Features, rank: Rank) -
     (short_search(features, rank), Source::ShortSearch)
 }
 
+/// tsize of one hash round of the integer kernel, about (tsize 0.7 with one round and 2.3 with
+/// four on the 2-core VM).
+const INT_ROUND_TSIZE: f64 = 0.5;
+
 /// The stand-in instance: the synthetic kernel at a side of at most 192 (2D) or 24 (3D), with
-/// the grain that gives `features.tsize` (bounded so one sweep stays around a few milliseconds).
+/// the grain that gives `features.tsize` (bounded so one sweep stays around a few milliseconds);
+/// the integer kernel for payload-free 2D cells, as in training.
 fn stand_in(f: &Features, rank: Rank) -> Instance {
+    if rank == Rank::Two && f.dsize == 0 {
+        let rounds = (f.tsize / INT_ROUND_TSIZE).round().clamp(0.0, 4096.0) as u32;
+        let side = f.dim.clamp(1, 192);
+        let rounds = rounds.min((4e6 / (side * side) as f64).max(1.0) as u32);
+        return Instance::synthetic_int(side, rounds);
+    }
     let dsize = f.dsize.min(5);
     let grain = (f.tsize / dsize.max(1) as f64).round().clamp(0.0, 4096.0) as u32;
     let (app, side) = match rank {
@@ -521,6 +538,9 @@ mod tests {
         assert_eq!((i.app, i.dim, i.grain, i.dsize), (App::Synthetic, 192, 10, 3));
         let big = stand_in(&Features::new(5000, 1e6, 5), Rank::Two);
         assert!(big.grain as f64 * 192.0 * 192.0 * 5.0 <= 4.1e6);
+        let int = stand_in(&Features::new(700, 0.33, 0), Rank::Two);
+        assert_eq!((int.app, int.dim, int.grain, int.dsize), (App::SyntheticInt, 192, 1, 0));
+        assert_eq!(stand_in(&Features::new(9, 1e9, 0), Rank::Two).grain, 4096);
         let three = stand_in(&Features::new(100, 0.2, 9), Rank::Three);
         assert_eq!((three.app, three.dim, three.dsize), (App::Synthetic3, 24, 0));
     }

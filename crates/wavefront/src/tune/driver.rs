@@ -25,6 +25,10 @@ pub enum App {
     Synthetic,
     /// The 3D synthetic kernel ([`crate::apps::synthetic::synthetic_3d`]).
     Synthetic3,
+    /// The integer synthetic kernel ([`crate::apps::synthetic::synthetic_int_2d`]): cheap
+    /// payload-free cells for training.
+    #[serde(rename = "synthetic-int")]
+    SyntheticInt,
     /// Longest common subsequence through the generic executors.
     Lcs,
     /// Smith-Waterman (BLOSUM62, gaps 11/1) through the generic executors.
@@ -37,6 +41,7 @@ impl App {
         match self {
             App::Synthetic => "synthetic",
             App::Synthetic3 => "synthetic3",
+            App::SyntheticInt => "synthetic-int",
             App::Lcs => "lcs",
             App::Sw => "sw",
         }
@@ -51,7 +56,7 @@ pub struct Instance {
     pub app: App,
     /// Grid side.
     pub dim: usize,
-    /// Synthetic inner iterations per double (0 for the others).
+    /// Synthetic inner iterations per double, or hash rounds per integer cell (0 for the others).
     pub grain: u32,
     /// Synthetic doubles per cell, 0..=5 (0 for the others).
     pub dsize: usize,
@@ -63,6 +68,11 @@ impl Instance {
         Instance { app: App::Synthetic, dim, grain, dsize }
     }
 
+    /// A 2D integer synthetic instance (`dsize` 0) of `rounds` hash rounds per cell.
+    pub fn synthetic_int(dim: usize, rounds: u32) -> Self {
+        Instance { app: App::SyntheticInt, dim, grain: rounds, dsize: 0 }
+    }
+
     /// An instance of another application (no grain parameters).
     pub fn of(app: App, dim: usize) -> Self {
         Instance { app, dim, grain: 0, dsize: 0 }
@@ -72,8 +82,12 @@ impl Instance {
 impl std::fmt::Display for Instance {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.app {
-            App::Synthetic | App::Synthetic3 => {
+            App::Synthetic => {
                 write!(f, "{} dim {} grain {} dsize {}", self.app.name(), self.dim, self.grain, self.dsize)
+            }
+            // Their cells are fixed (no payload parameter).
+            App::Synthetic3 | App::SyntheticInt => {
+                write!(f, "{} dim {} grain {}", self.app.name(), self.dim, self.grain)
             }
             _ => write!(f, "{} dim {}", self.app.name(), self.dim),
         }

@@ -8,7 +8,8 @@ use std::time::Duration;
 use ndarray::{Array2, Array3};
 
 use crate::apps::synthetic::{
-    Synth, Synth3, synthetic_2d, synthetic_3d, synthetic_cell, synthetic_gpu_kernel,
+    Synth, Synth3, synthetic_2d, synthetic_3d, synthetic_cell, synthetic_gpu_kernel, synthetic_int_2d,
+    synthetic_int_cell,
 };
 use crate::apps::{
     Alignment, Scoring, lcs_length, lcs_length_gpu, lcs_length_with, smith_waterman, smith_waterman_with,
@@ -26,6 +27,7 @@ use crate::tune::space::Candidate;
 enum Reference {
     Synth(Box<dyn std::any::Any + Send>),
     Synth3(Array3<Synth3>),
+    SynthInt(Array2<u32>),
     Lcs { a: Vec<u8>, b: Vec<u8>, len: usize },
     Sw { a: Vec<u8>, b: Vec<u8>, best: Alignment },
 }
@@ -110,6 +112,12 @@ fn build_reference(inst: &Instance) -> Result<Reference> {
         App::Synthetic3 => {
             Reference::Synth3(synthetic_3d(inst.dim, inst.dim, inst.dim, inst.grain, &Config3::sequential())?)
         }
+        App::SyntheticInt => Reference::SynthInt(synthetic_int_2d(
+            inst.dim,
+            inst.dim,
+            inst.grain,
+            &crate::Config2::sequential(),
+        )?),
         App::Lcs => {
             let (a, b) = sequences(inst, b"ACGT");
             let len = lcs_length(&a, &b);
@@ -194,6 +202,12 @@ impl Evaluate for SweepEvaluator {
                     crate::apps::synthetic::synthetic_cell_3d(g, i, j, k, n, w, t)
                 })
             }
+            App::SyntheticInt => {
+                let g = inst.grain;
+                features_2d(inst.dim, inst.dim, &Boundary2::constant(0u32), move |i, j, n, w, nw| {
+                    synthetic_int_cell(g, i, j, n, w, nw)
+                })
+            }
             App::Lcs => {
                 let (a, b) = sequences(inst, b"ACGT");
                 features_2d(a.len(), b.len(), &Boundary2::constant(0u32), |i, j, n, w, nw| {
@@ -227,6 +241,13 @@ impl Evaluate for SweepEvaluator {
                     Ok(_) => Err(mismatch(inst, c)),
                     Err(e) => Ok(Err(e)),
                 }
+            }
+            (App::SyntheticInt, Reference::SynthInt(r)) => {
+                if c.band >= 0 {
+                    return Ok(Err("the integer synthetic kernel has no GPU form".into()));
+                }
+                let (table, t) = timed(|| synthetic_int_2d(inst.dim, inst.dim, inst.grain, &c.config2()));
+                if table? == *r { Ok(Ok(t)) } else { Err(mismatch(inst, c)) }
             }
             (App::Lcs, Reference::Lcs { a, b, len }) => {
                 let (got, t) = timed(|| {
@@ -275,6 +296,7 @@ mod tests {
             Instance { app: App::Synthetic3, dim: 7, grain: 2, dsize: 0 },
             Instance::of(App::Lcs, 37),
             Instance::of(App::Sw, 29),
+            Instance::synthetic_int(31, 3),
         ] {
             let f = e.features(&inst).unwrap();
             assert!(f.tsize > 0.0, "{inst}");

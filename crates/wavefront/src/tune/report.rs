@@ -41,6 +41,18 @@ pub fn held_out_instances() -> Vec<Instance> {
     out
 }
 
+/// Held-out 3D instances, disjoint from [`crate::tune::training_instances_3d`]: sides and
+/// grains of the 3D synthetic kernel between the training points.
+pub fn held_out_instances_3d() -> Vec<Instance> {
+    let mut out = Vec::new();
+    for dim in [12, 20, 40] {
+        for grain in [3, 24] {
+            out.push(Instance { app: crate::tune::App::Synthetic3, dim, grain, dsize: 0 });
+        }
+    }
+    out
+}
+
 /// One held-out instance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EvalRow {
@@ -448,6 +460,10 @@ mod tests {
             held.iter().any(|h| h.app == crate::tune::App::Lcs)
                 && held.iter().any(|h| h.app == crate::tune::App::Sw)
         );
+        let train3 = crate::tune::training_instances_3d();
+        let held3 = held_out_instances_3d();
+        assert!(!held3.is_empty() && held3.iter().all(|h| !train3.contains(h)));
+        assert!(held3.iter().all(|h| h.app == crate::tune::App::Synthetic3));
     }
 
     #[test]
