@@ -2,8 +2,9 @@
 //! (`benches/peers/stencil/run.sh`): one JSON line per measurement.
 //!
 //! `cargo run --release -p stencil --example sweep_timing -- STENCIL PRECISION N SWEEPS REPS`
-//! `[DEPTH]` with STENCIL one of 7, 13, 27, himeno-S, himeno-M (for Himeno, N is ignored) and
-//! DEPTH the temporal blocking depth (default: the tuned or default blocks).
+//! `[DEPTH [BAND]]` with STENCIL one of 7, 13, 27, himeno-S, himeno-M (for Himeno, N is
+//! ignored), DEPTH the temporal blocking depth and BAND its rows per band (default: the tuned
+//! or default blocks).
 
 use std::time::Instant;
 
@@ -56,7 +57,7 @@ fn sweeps<T: Element>(
     n: usize,
     sweeps: usize,
     reps: usize,
-    depth: Option<usize>,
+    depth: Option<(usize, usize)>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let f = T::from_f64;
     let s = match name {
@@ -69,7 +70,9 @@ fn sweeps<T: Element>(
     let (copy, copy_cpu) = copy_floor(&u0, reps);
     let mut u = u0.clone();
     let config = match depth {
-        Some(depth) => Config::cpu().with_cpu_blocks(CpuBlocks { depth, ..CpuBlocks::default() }),
+        Some((depth, j_block)) => {
+            Config::cpu().with_cpu_blocks(CpuBlocks { depth, j_block, ..CpuBlocks::default() })
+        }
         None => Config::cpu(),
     };
     s.iterate(&mut u, sweeps, &config)?; // warm-up, and the pages of `u` faulted in
@@ -118,7 +121,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let get = |i: usize, d: &str| a.get(i).cloned().unwrap_or_else(|| d.to_string());
     let (name, precision) = (get(0, "7"), get(1, "f32"));
     let (n, sweeps_n, reps) = (get(2, "256").parse()?, get(3, "10").parse()?, get(4, "3").parse()?);
-    let depth = a.get(5).map(|d| d.parse()).transpose()?;
+    let depth = match a.get(5) {
+        Some(d) => Some((d.parse()?, get(6, &CpuBlocks::default().j_block.to_string()).parse()?)),
+        None => None,
+    };
     match (name.strip_prefix("himeno-"), precision.as_str()) {
         (Some(size), "f32") => himeno::<f32>(size, sweeps_n),
         (Some(size), "f64") => himeno::<f64>(size, sweeps_n),

@@ -17,14 +17,17 @@ use crate::taps::Taps;
 
 /// Blocking of the CPU sweep.
 ///
-/// Constant-coefficient stencils use `depth` and `chunks_per_thread` (temporal blocking in
-/// [`Stencil::iterate`](crate::Stencil::iterate)); stencils with field coefficients or a bias
-/// use `i_block` and `j_block` (cache blocking of each sweep).
+/// Constant-coefficient stencils use `depth`, `j_block` and `chunks_per_thread` (temporal
+/// blocking in [`Stencil::iterate`](crate::Stencil::iterate), and `j_block` rows per block in
+/// one sweep); stencils with field coefficients or a bias use `i_block` and `j_block` (cache
+/// blocking of each sweep).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CpuBlocks {
-    /// Consecutive planes (axis 0) one task computes.
+    /// Consecutive planes (axis 0) one task computes (field-coefficient stencils).
     pub i_block: usize,
-    /// Rows (axis 1) of a block walked through the task's planes.
+    /// Rows (axis 1) of a block walked through the task's planes; for constant coefficients,
+    /// the rows of a band streamed through a temporally blocked pass (raised to at least
+    /// `depth` times the halo along axis 1).
     pub j_block: usize,
     /// Sweeps per pass over the grid (temporal blocking); 1 is one sweep per pass.
     pub depth: usize,
@@ -34,11 +37,11 @@ pub struct CpuBlocks {
 }
 
 impl Default for CpuBlocks {
-    /// Four planes and 32 rows: a block's input planes stay in a 1 MiB L2 for rows of 256 f64;
-    /// two sweeps per pass (deeper rings outgrow a 2 MiB L2 at 256^2 planes; measured best at
-    /// 256^3 for the 7-, 13- and 27-point stencils) and one chunk per thread.
+    /// Four planes and 32 rows; three sweeps per pass over bands of 32 rows (the rings of a
+    /// band then stay in a 2 MiB L2 for 256-point rows of f64 up to the 13-point stencil's
+    /// halo of 2); one chunk per thread.
     fn default() -> Self {
-        CpuBlocks { i_block: 4, j_block: 32, depth: 2, chunks_per_thread: 1 }
+        CpuBlocks { i_block: 4, j_block: 32, depth: 3, chunks_per_thread: 1 }
     }
 }
 

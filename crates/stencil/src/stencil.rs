@@ -365,7 +365,7 @@ fn iterate_cpu<T: Element>(
     match Taps::of(plan) {
         Some(taps) => {
             let grid = field.as_slice_mut().expect("standard layout");
-            crate::temporal::iterate(&taps, grid, sweeps, blocks.depth, blocks.chunks());
+            crate::temporal::iterate(&taps, grid, sweeps, blocks.depth, blocks.chunks(), blocks.j_block);
             Ok(())
         }
         None => ping_pong(plan, field, sweeps, |p, src, planes, out| {

@@ -1,20 +1,22 @@
 //! Temporal blocking of constant-coefficient stencils: `depth` Jacobi sweeps per pass over
 //! the grid, in place, with no second grid.
 //!
-//! The interior planes along axis 0 are cut into one chunk per task. A task streams through
-//! its chunk plane by plane: at step `s` it computes sweep 1 of plane `s`, sweep 2 of plane
-//! `s - h`, ..., sweep `depth` of plane `s - (depth - 1) h` (`h` the halo along axis 0). The
-//! intermediate sweeps live in per-task rings of `2 h + 1` planes (small enough to stay in
-//! the core's cache), and only the last sweep is written back into the grid, once per pass:
-//! the grid is read once and written once per `depth` sweeps instead of once per sweep.
+//! The interior planes along axis 0 are cut into one chunk per task, and a chunk's interior
+//! rows (axis 1) into bands of at least `depth * h1` rows. A task takes its bands one after
+//! the other and streams each through the chunk's planes: at step `s` it computes sweep 1 of
+//! plane `s`, sweep 2 of plane `s - h`, ..., sweep `depth` of plane `s - (depth - 1) h` (`h`
+//! the halo along axis 0), each on the band's rows widened by the rows the later sweeps read.
+//! The band's rows of the input planes are copied into a ring of `2 h + 1` planes as they
+//! come into reach, the intermediate sweeps live in rings of `2 h + 1` planes, and only the
+//! last sweep is written back, straight into the grid. A band of rows keeps its rings in the
+//! core's cache at any plane size, and the grid is read and written once per `depth` sweeps.
 //!
-//! Chunks overlap: a task recomputes the intermediate sweeps of the `(depth - t) h` planes
-//! beyond each end of its chunk at sweep `t` (the trapezoid), reading the neighbouring
-//! chunks' planes from copies taken before the pass, so tasks never wait for each other.
-//! A plane of the grid is overwritten only once no later step of its task reads its old
-//! values (for `depth == 1` through a ring with a delay of `h` planes), so the pass is
-//! equivalent to `depth` separate sweeps, each point computed by the same kernel in the same
-//! order: the result is bitwise that of the sequential reference.
+//! Neighbours' values that the pass overwrites are read from copies taken before: the planes
+//! within `depth * h` of each chunk's ends (taken before the pass; tasks never wait for each
+//! other) and the last `depth * h1` rows of each band (taken before the band runs). Chunks and
+//! bands overlap: the intermediate sweeps of the trapezoid beyond their ends are recomputed.
+//! Every point is computed by the same kernel in the same order as one sweep at a time, so the
+//! result is bitwise that of the sequential reference.
 
 use rayon::prelude::*;
 
@@ -22,8 +24,16 @@ use crate::element::Element;
 use crate::taps::Taps;
 
 /// `sweeps` sweeps of `taps` on `grid` (standard layout, the taps' shape) in place, `depth`
-/// sweeps per pass, the interior planes cut into `tasks` chunks run by rayon.
-pub(crate) fn iterate<T: Element>(taps: &Taps<T>, grid: &mut [T], sweeps: usize, depth: usize, tasks: usize) {
+/// sweeps per pass, the interior planes cut into `tasks` chunks run by rayon, the rows into
+/// bands of `band` rows (at least `depth * h1`).
+pub(crate) fn iterate<T: Element>(
+    taps: &Taps<T>,
+    grid: &mut [T],
+    sweeps: usize,
+    depth: usize,
+    tasks: usize,
+    band: usize,
+) {
     let [n0, _, _] = taps.shape;
     let h = taps.halo[0];
     let interior = n0 - 2 * h;
@@ -34,17 +44,39 @@ pub(crate) fn iterate<T: Element>(taps: &Taps<T>, grid: &mut [T], sweeps: usize,
     let mut left = sweeps;
     while left > 0 {
         let d = depth.min(left);
-        pass(taps, grid, d, &bounds, &mut work);
+        pass(taps, grid, d, &bounds, band, &mut work);
         left -= d;
     }
 }
 
-/// A task's buffers, kept across passes: its rings and the copies of its neighbours' planes.
+/// A task's buffers, kept across passes.
 #[derive(Debug, Default)]
 struct Workspace<T> {
+    /// Sweeps `1..depth`: `2 h + 1` planes each.
     rings: Vec<T>,
+    /// The band's rows of the input planes in reach: `2 h + 1` planes.
+    inputs: Vec<T>,
+    /// The planes within reach below and above the chunk, as they were before the pass.
     below: Vec<T>,
     above: Vec<T>,
+    /// The last rows of the band before the current one, as they were before it ran, and the
+    /// current band's, for the next.
+    strip: Vec<T>,
+    next_strip: Vec<T>,
+}
+
+/// The first row of each band of the interior rows, and the end: bands of `band` rows, none
+/// shorter than `min` (the last absorbs a short remainder).
+fn band_bounds(n1: usize, h1: usize, band: usize, min: usize) -> Vec<usize> {
+    let (lo, hi) = (h1, n1 - h1);
+    let band = band.max(min).max(1);
+    let mut v = vec![lo];
+    while hi - v[v.len() - 1] >= band + min.max(1) {
+        let next = v[v.len() - 1] + band;
+        v.push(next);
+    }
+    v.push(hi);
+    v
 }
 
 /// One pass of `depth` sweeps over every chunk `bounds[c]..bounds[c + 1]`.
@@ -53,9 +85,10 @@ fn pass<T: Element>(
     grid: &mut [T],
     depth: usize,
     bounds: &[usize],
+    band: usize,
     work: &mut [Workspace<T>],
 ) {
-    let [n0, _, _] = taps.shape;
+    let [n0, n1, _] = taps.shape;
     let ps = taps.plane_len();
     let reach = depth * taps.halo[0];
     // Copies of the planes each chunk reads beyond its ends, taken before any is overwritten.
@@ -68,6 +101,7 @@ fn pass<T: Element>(
         w.above.clear();
         w.above.extend_from_slice(&grid[b * ps..hi * ps]);
     }
+    let bands = band_bounds(n1, taps.halo[1], band, depth * taps.halo[1]);
     // Each task gets its own chunk of the grid.
     let mut chunks: Vec<(&mut [T], usize, usize, &mut Workspace<T>)> = Vec::with_capacity(work.len());
     let (_, mut rest) = grid.split_at_mut(bounds[0] * ps);
@@ -78,7 +112,14 @@ fn pass<T: Element>(
         rest = tail;
     }
     let run = |(own, a, b, w): (&mut [T], usize, usize, &mut Workspace<T>)| {
-        Stream::new(taps, own, a, b, depth, w).run();
+        for (n, rows) in bands.windows(2).enumerate() {
+            let margin = depth * taps.halo[1];
+            // The band's last rows, for the next band, before this one overwrites them.
+            take_strip(taps, own, rows[1].saturating_sub(margin).max(rows[0])..rows[1], &mut w.next_strip);
+            let band = Band { rows: rows[0]..rows[1], strip: if n == 0 { None } else { Some(margin) } };
+            Stream::new(taps, &mut *own, a, b, depth, band, w).run();
+            std::mem::swap(&mut w.strip, &mut w.next_strip);
+        }
     };
     if chunks.len() == 1 {
         chunks.into_iter().for_each(run);
@@ -87,17 +128,37 @@ fn pass<T: Element>(
     }
 }
 
-/// One task's pass over its chunk `a..b`.
+/// Rows `rows` of every plane of `own` into `strip`, plane after plane.
+fn take_strip<T: Element>(taps: &Taps<T>, own: &[T], rows: std::ops::Range<usize>, strip: &mut Vec<T>) {
+    let [_, _, n2] = taps.shape;
+    strip.clear();
+    for plane in own.chunks_exact(taps.plane_len()) {
+        strip.extend_from_slice(&plane[rows.start * n2..rows.end * n2]);
+    }
+}
+
+/// The rows a task streams through its chunk, and how many rows above them the strip of the
+/// previous band holds (`None` for the first band, whose rows above are the fixed boundary).
+struct Band {
+    rows: std::ops::Range<usize>,
+    strip: Option<usize>,
+}
+
+/// One task's pass of one band over its chunk `a..b`.
 struct Stream<'a, T> {
     taps: &'a Taps<T>,
     own: &'a mut [T],
     a: usize,
     b: usize,
     depth: usize,
-    /// Ring `t - 1` holds sweep `t`'s planes, `2 h + 1` of them, plane `p` in slot `p % (2h+1)`.
+    band: Band,
+    /// Ring `t - 1` holds sweep `t`'s planes, plane `p` in slot `p % (2h+1)`.
     rings: &'a mut [T],
+    /// The band's rows of the chunk's input planes in reach, plane `p` in slot `p % (2h+1)`.
+    inputs: &'a mut [T],
     below: &'a [T],
     above: &'a [T],
+    strip: &'a [T],
     below_start: usize,
 }
 
@@ -108,25 +169,31 @@ impl<'a, T: Element> Stream<'a, T> {
         a: usize,
         b: usize,
         depth: usize,
+        band: Band,
         w: &'a mut Workspace<T>,
     ) -> Self {
+        let ps = taps.plane_len();
         let slots = 2 * taps.halo[0] + 1;
-        // Sweeps 1..depth live in rings; with depth 1 the single sweep does, to delay writes.
-        let levels = depth.saturating_sub(1).max(1);
-        let need = levels * slots * taps.plane_len();
+        let need = (depth - 1) * slots * ps;
         if w.rings.len() < need {
             w.rings.resize(need, T::ZERO);
         }
-        let below_start = a - w.below.len() / taps.plane_len();
+        if w.inputs.len() < slots * ps {
+            w.inputs.resize(slots * ps, T::ZERO);
+        }
+        let below_start = a - w.below.len() / ps;
         Stream {
             taps,
             own,
             a,
             b,
             depth,
+            band,
             rings: &mut w.rings[..need],
+            inputs: &mut w.inputs[..slots * ps],
             below: &w.below,
             above: &w.above,
+            strip: &w.strip,
             below_start,
         }
     }
@@ -140,8 +207,13 @@ impl<'a, T: Element> Stream<'a, T> {
         p >= h && p < self.taps.shape[0] - h
     }
 
-    /// Plane `p` before the pass.
-    fn initial(&self, p: usize) -> &[T] {
+    fn is_own(&self, p: usize) -> bool {
+        (self.a..self.b).contains(&p)
+    }
+
+    /// Plane `p` of the grid as it was before the pass where the pass never writes it: the
+    /// boundary rows and columns of the chunk's planes, and the whole of the copied planes.
+    fn fixed(&self, p: usize) -> &[T] {
         let ps = self.taps.plane_len();
         if p < self.a {
             let at = (p - self.below_start) * ps;
@@ -154,18 +226,62 @@ impl<'a, T: Element> Stream<'a, T> {
         }
     }
 
-    fn slot_range(&self, level: usize, p: usize) -> std::ops::Range<usize> {
+    fn input_slot(&self, p: usize) -> std::ops::Range<usize> {
+        let ps = self.taps.plane_len();
+        let at = (p % self.slots()) * ps;
+        at..at + ps
+    }
+
+    fn ring_slot(&self, level: usize, p: usize) -> std::ops::Range<usize> {
         let ps = self.taps.plane_len();
         let at = ((level - 1) * self.slots() + p % self.slots()) * ps;
         at..at + ps
     }
 
-    /// Plane `p` after sweep `level` (the boundary planes never change).
-    fn at_level(&self, level: usize, p: usize) -> &[T] {
-        if level == 0 || !self.is_interior(p) {
-            return self.initial(p);
+    /// Rows sweep `level` computes: the band widened by what the later sweeps read.
+    fn rows(&self, level: usize) -> std::ops::Range<usize> {
+        let [_, n1, _] = self.taps.shape;
+        let h1 = self.taps.halo[1];
+        let grow = (self.depth - level) * h1;
+        self.band.rows.start.saturating_sub(grow).max(h1)..(self.band.rows.end + grow).min(n1 - h1)
+    }
+
+    /// Copies the rows in reach of the chunk's plane `p` into its input slot, as they were
+    /// before the pass: the previous band's from its strip, the others from the grid (the band
+    /// writes its plane `p` only after this copy; later bands have not run).
+    fn load(&mut self, p: usize) {
+        let [_, n1, n2] = self.taps.shape;
+        let h1 = self.taps.halo[1];
+        let margin = self.depth * h1;
+        let (j0, j1) = (self.band.rows.start, self.band.rows.end);
+        let lo = j0.saturating_sub(margin);
+        let hi = (j1 + margin).min(n1);
+        let slot = self.input_slot(p);
+        let ps = self.taps.plane_len();
+        let src = &self.own[(p - self.a) * ps..(p - self.a + 1) * ps];
+        let dst = &mut self.inputs[slot];
+        let from_strip = match self.band.strip {
+            Some(rows) => j0.saturating_sub(rows).max(h1)..j0,
+            None => j0..j0,
+        };
+        dst[lo * n2..from_strip.start * n2].copy_from_slice(&src[lo * n2..from_strip.start * n2]);
+        if let Some(rows) = self.band.strip {
+            let plane = (p - self.a) * rows * n2;
+            let first = j0 - rows;
+            for r in from_strip.clone() {
+                let at = plane + (r - first) * n2;
+                dst[r * n2..(r + 1) * n2].copy_from_slice(&self.strip[at..at + n2]);
+            }
         }
-        &self.rings[self.slot_range(level, p)]
+        dst[j0 * n2..hi * n2].copy_from_slice(&src[j0 * n2..hi * n2]);
+    }
+
+    /// Plane `p` after sweep `level`, valid on the rows that sweep `level + 1` reads.
+    fn at_level<'s>(&'s self, rings: &'s Parts<'s, T>, level: usize, p: usize) -> &'s [T] {
+        if level > 0 && self.is_interior(p) {
+            return rings.get(self.ring_slot(level, p).start);
+        }
+        if self.is_own(p) { &self.inputs[self.input_slot(p)] } else { self.fixed(p) }
     }
 
     /// Planes `level`'s sweep of the chunk computes: the chunk widened by the trapezoid.
@@ -180,82 +296,78 @@ impl<'a, T: Element> Stream<'a, T> {
     fn run(mut self) {
         let h = self.taps.halo[0] as isize;
         let d = self.depth as isize;
-        // With depth 1 the sweep's plane `p` is written back `h` steps later.
-        let delay = if self.depth == 1 { h } else { 0 };
         let first = self.a as isize - (d - 1) * h;
-        let last = self.b as isize + (d - 1) * h + delay;
+        let last = self.b as isize + (d - 1) * h;
+        // Sweep 1 of plane `s` reads input planes up to `s + h`: load them as they come in reach.
+        for p in first - h..first + h {
+            if p >= 0 && self.is_own(p as usize) {
+                self.load(p as usize);
+            }
+        }
         for s in first..last {
+            let next = s + h;
+            if next >= 0 && self.is_own(next as usize) {
+                self.load(next as usize);
+            }
             for level in 1..=self.depth {
                 let p = s - (level as isize - 1) * h;
                 let (lo, hi) = self.span(level);
-                if p < lo || p >= hi {
-                    continue;
-                }
-                self.compute(level, p as usize);
-            }
-            if self.depth == 1 {
-                let p = s - h;
-                if p >= self.a as isize && p < self.b as isize {
-                    self.write_back(p as usize);
+                if p >= lo && p < hi {
+                    self.compute(level, p as usize);
                 }
             }
         }
     }
 
-    /// Sweep `level` of interior plane `p`, into its ring slot, or (the last sweep of a pass
-    /// deeper than 1) straight into the grid.
+    /// Sweep `level` of interior plane `p`: into its ring slot, or the last sweep of the pass
+    /// straight into the grid.
     fn compute(&mut self, level: usize, p: usize) {
         let h = self.taps.halo[0];
-        let [_, n1, _] = self.taps.shape;
-        let rows = self.taps.halo[1]..n1 - self.taps.halo[1];
         let ps = self.taps.plane_len();
-        let into_grid = level == self.depth && self.depth > 1;
-        let out = if into_grid {
-            std::mem::take(&mut self.own)
-        } else {
-            // The ring slot is taken out so the inputs (other slots) can be borrowed.
-            std::mem::take(&mut self.rings)
-        };
-        let range =
-            if into_grid { (p - self.a) * ps..(p - self.a + 1) * ps } else { self.slot_range(level, p) };
-        {
-            let (head, rest) = out.split_at_mut(range.start);
-            let (dst, tail) = rest.split_at_mut(ps);
-            let view = Parts { head, tail, split: range.start, len: ps };
-            let inputs: Vec<&[T]> =
-                (0..2 * h + 1).map(|m| self.input(&view, into_grid, level - 1, p + m - h)).collect();
-            if !into_grid {
-                copy_edges(self.taps, self.initial(p), dst);
+        let rows = self.rows(level);
+        if level == self.depth {
+            let own = std::mem::take(&mut self.own);
+            {
+                let dst = &mut own[(p - self.a) * ps..(p - self.a + 1) * ps];
+                let rings = Parts { head: self.rings, tail: &[], split: usize::MAX, len: ps };
+                let inputs: Vec<&[T]> =
+                    (0..2 * h + 1).map(|m| self.at_level(&rings, level - 1, p + m - h)).collect();
+                self.taps.plane(&inputs, dst, rows);
             }
+            self.own = own;
+            return;
+        }
+        let slot = self.ring_slot(level, p);
+        let all = std::mem::take(&mut self.rings);
+        {
+            let (head, rest) = all.split_at_mut(slot.start);
+            let (dst, tail) = rest.split_at_mut(ps);
+            let rings = Parts { head, tail, split: slot.start, len: ps };
+            let inputs: Vec<&[T]> =
+                (0..2 * h + 1).map(|m| self.at_level(&rings, level - 1, p + m - h)).collect();
+            self.copy_edges(level, p, dst);
             self.taps.plane(&inputs, dst, rows);
         }
-        if into_grid {
-            self.own = out;
-        } else {
-            self.rings = out;
-        }
+        self.rings = all;
     }
 
-    /// Plane `p` after sweep `level` while the buffer being written (the grid chunk when
-    /// `grid_taken`, else the rings) is split around the destination.
-    fn input<'v>(&'v self, view: &'v Parts<'v, T>, grid_taken: bool, level: usize, p: usize) -> &'v [T] {
-        let ps = self.taps.plane_len();
-        let from_rings = level > 0 && self.is_interior(p);
-        if from_rings && !grid_taken {
-            return view.get(self.slot_range(level, p).start);
+    /// The fixed boundary rows and columns of sweep `level`'s plane `p` that sweep
+    /// `level + 1` reads.
+    fn copy_edges(&self, level: usize, p: usize, dst: &mut [T]) {
+        let [_, n1, n2] = self.taps.shape;
+        let [_, h1, h2] = self.taps.halo;
+        let src = self.fixed(p);
+        let rows = self.rows(level);
+        let reach = rows.start.saturating_sub(h1)..(rows.end + h1).min(n1);
+        for r in reach {
+            let at = r * n2;
+            if r < h1 || r >= n1 - h1 {
+                dst[at..at + n2].copy_from_slice(&src[at..at + n2]);
+            } else if h2 > 0 {
+                dst[at..at + h2].copy_from_slice(&src[at..at + h2]);
+                dst[at + n2 - h2..at + n2].copy_from_slice(&src[at + n2 - h2..at + n2]);
+            }
         }
-        if !from_rings && grid_taken && (self.a..self.b).contains(&p) {
-            return view.get((p - self.a) * ps);
-        }
-        self.at_level(level, p)
-    }
-
-    /// The depth-1 ring's plane `p` into the grid.
-    fn write_back(&mut self, p: usize) {
-        let ps = self.taps.plane_len();
-        let src = self.slot_range(1, p);
-        let at = (p - self.a) * ps;
-        self.own[at..at + ps].copy_from_slice(&self.rings[src]);
     }
 }
 
@@ -275,21 +387,6 @@ impl<T> Parts<'_, T> {
         } else {
             let at = at - self.split - self.len;
             &self.tail[at..at + self.len]
-        }
-    }
-}
-
-/// The boundary rows and columns of a plane (held fixed) from `src` into `dst`.
-pub(crate) fn copy_edges<T: Element>(taps: &Taps<T>, src: &[T], dst: &mut [T]) {
-    let [_, n1, n2] = taps.shape;
-    let [_, h1, h2] = taps.halo;
-    dst[..h1 * n2].copy_from_slice(&src[..h1 * n2]);
-    dst[(n1 - h1) * n2..].copy_from_slice(&src[(n1 - h1) * n2..]);
-    if h2 > 0 {
-        for j in h1..n1 - h1 {
-            let r = j * n2;
-            dst[r..r + h2].copy_from_slice(&src[r..r + h2]);
-            dst[r + n2 - h2..r + n2].copy_from_slice(&src[r + n2 - h2..r + n2]);
         }
     }
 }

@@ -81,13 +81,15 @@ pub fn gpu_config_of(p: &GpuParams) -> TuneConfig {
 }
 
 /// The CPU tuning space of a stencil. Constant coefficients without a bias (the specialised,
-/// temporally blocked kernel): `depth` in {1, 2, 3, 4, 6, 8} sweeps per pass and
-/// `chunks_per_thread` in {1, 2, 4}, 18 points. Otherwise (the generic kernel): `i_block` in
-/// {1, 2, 4, 8, 16} planes per task and `j_block` in {4, ..., 256} rows per block, 35 points.
+/// temporally blocked kernel): `depth` in {1, 2, 3, 4, 6, 8} sweeps per pass and `j_block` in
+/// {16, 32, 64, 128, 256} rows per band, 30 points. Otherwise (the generic kernel): `i_block`
+/// in {1, 2, 4, 8, 16} planes per task and `j_block` in {4, ..., 256} rows per block, 35
+/// points.
 pub fn cpu_space(constant_coefficients: bool) -> Result<Space> {
     let b = Space::builder();
     let b = if constant_coefficients {
-        b.param(Param::ints("depth", &[1, 2, 3, 4, 6, 8])).param(Param::ints("chunks_per_thread", &[1, 2, 4]))
+        b.param(Param::ints("depth", &[1, 2, 3, 4, 6, 8]))
+            .param(Param::ints("j_block", &[16, 32, 64, 128, 256]))
     } else {
         b.param(Param::ints("i_block", &[1, 2, 4, 8, 16]))
             .param(Param::ints("j_block", &[4, 8, 16, 32, 64, 128, 256]))
@@ -114,7 +116,7 @@ fn cpu_blocks_of(c: &TuneConfig) -> Option<CpuBlocks> {
 fn cpu_config_of(b: &CpuBlocks, constant_coefficients: bool) -> TuneConfig {
     let int = |v: usize| Value::Int(v as i64);
     TuneConfig::new(if constant_coefficients {
-        vec![("depth".into(), int(b.depth)), ("chunks_per_thread".into(), int(b.chunks_per_thread))]
+        vec![("depth".into(), int(b.depth)), ("j_block".into(), int(b.j_block))]
     } else {
         vec![("i_block".into(), int(b.i_block)), ("j_block".into(), int(b.j_block))]
     })

@@ -2,7 +2,7 @@
 //! written here (each point summed in the plan's order, in the element type, so the
 //! comparison is `==` on any input): awkward shapes (the smallest legal grid, primes,
 //! non-cubes, rows shorter and longer than a vector group), f32 and f64, 1..=5 sweeps, every
-//! depth and chunk count, on a pool of three threads so the chunks really run side by side.
+//! depth, chunk count and band height, on a pool of three threads so the chunks really run side by side.
 
 use ndarray::Array3;
 use stencil::{Config, CpuBlocks, Element, Stencil};
@@ -95,8 +95,9 @@ fn cases<T: Element>() -> Vec<(&'static str, Points<T>)> {
 fn blocks() -> Vec<CpuBlocks> {
     let mut v = Vec::new();
     for depth in 1..=6 {
-        for chunks_per_thread in [1, 3] {
-            v.push(CpuBlocks { depth, chunks_per_thread, ..CpuBlocks::default() });
+        // Bands of one row (raised to the margin), of three, and one band for the plane.
+        for (chunks_per_thread, j_block) in [(1, 1), (3, 3), (1, 32)] {
+            v.push(CpuBlocks { depth, chunks_per_thread, j_block, ..CpuBlocks::default() });
         }
     }
     v
@@ -109,7 +110,9 @@ fn check<T: Element>() {
         let h = s.halo();
         let smallest = (2 * h[0] + 1, 2 * h[1] + 1, 2 * h[2] + 1);
         // Rows of 1 point, of 65 or 63 (vector groups and a partial one) and prime lengths.
-        for shape in [smallest, (2 * h[0] + 2, 7, 2 * h[2] + 1), (9, 3 + 2 * h[1], 67), (17, 5, 11)] {
+        for shape in
+            [smallest, (2 * h[0] + 2, 7, 2 * h[2] + 1), (9, 3 + 2 * h[1], 67), (17, 5, 11), (7, 19, 13)]
+        {
             let u = field::<T>(shape);
             for sweeps in 1..=5 {
                 let want = plain_loop(&points, &u, sweeps);
