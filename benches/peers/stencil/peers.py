@@ -1,5 +1,7 @@
 """Devito (OpenMP) and numpy slicing on the same stencils, grid, type and sweep count as hetkit's
-sweep_timing: prints one JSON line per measurement.
+sweep_timing: prints one JSON line per measurement, with the wall time per sweep and the CPU
+time of all the process's threads per sweep (which separates work from waiting for a core on a
+loaded machine; OpenMP and rayon threads that spin while waiting count as working).
 
 usage: peers.py STENCIL PRECISION N SWEEPS REPS    (STENCIL: 7, 13 or 27)
 """
@@ -72,27 +74,33 @@ def devito_operator(name, n, dtype):
     return op, u
 
 
+def median(v):
+    return sorted(v)[len(v) // 2]
+
+
 def main():
     name, precision, n, sweeps, reps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
     dtype = np.float32 if precision == "f32" else np.float64
     u0 = field(n, dtype)
-    times = []
+    times, cpu = [], []
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         numpy_sweeps(name, u0, sweeps)
         times.append((time.perf_counter() - t0) / sweeps)
-    print(json.dumps({"tool": "numpy", "stencil": name, "precision": precision, "n": n, "ms_per_sweep": 1e3 * sorted(times)[len(times) // 2]}))
+        cpu.append((time.process_time() - c0) / sweeps)
+    print(json.dumps({"tool": "numpy", "stencil": name, "precision": precision, "n": n, "ms_per_sweep": 1e3 * median(times), "cpu_ms_per_sweep": 1e3 * median(cpu)}))
     sys.stdout.flush()
     op, u = devito_operator(name, n, dtype)
     u.data[0, :] = u0
     op.apply(time_M=0)  # JIT compile outside the timing
-    times = []
+    times, cpu = [], []
     for _ in range(reps):
         u.data[0, :] = u0
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         op.apply(time_M=sweeps - 1)
         times.append((time.perf_counter() - t0) / sweeps)
-    print(json.dumps({"tool": "devito", "stencil": name, "precision": precision, "n": n, "ms_per_sweep": 1e3 * sorted(times)[len(times) // 2]}))
+        cpu.append((time.process_time() - c0) / sweeps)
+    print(json.dumps({"tool": "devito", "stencil": name, "precision": precision, "n": n, "ms_per_sweep": 1e3 * median(times), "cpu_ms_per_sweep": 1e3 * median(cpu)}))
 
 
 if __name__ == "__main__":

@@ -1,30 +1,54 @@
 //! The CPU kernels: the sequential reference loop, and the blocked, vectorised, parallel sweep.
 //!
 //! Both evaluate a point in the plan's order (see [`crate::plan`]), so they agree bitwise.
-//! The fast sweep computes a row segment along axis 2 at a time, one vectorised pass per term
-//! (the row stays in L1 between passes; one multiply and one add per term and element),
-//! walks a block of `j_block` rows through `i_block` consecutive planes so that the `2 h + 1`
-//! planes of input a block touches stay in cache, and hands the `i_block`-plane chunks to rayon.
+//! Constant-coefficient stencils run the specialised plane kernel of [`crate::taps`] (and,
+//! for several sweeps, the temporal blocking of [`crate::temporal`]). The others (field
+//! coefficients, a bias) compute a row segment along axis 2 at a time, one vectorised pass per
+//! term (the row stays in L1 between passes), walk a block of `j_block` rows through `i_block`
+//! consecutive planes so that the `2 h + 1` planes of input a block touches stay in cache, and
+//! hand the `i_block`-plane chunks to rayon.
 
 use ndarray::{ArrayViewMut3, Axis};
 use rayon::prelude::*;
 
 use crate::element::Element;
 use crate::plan::{Coef, Plan};
+use crate::taps::Taps;
 
-/// Cache-blocking of the CPU sweep: planes per parallel task and rows per block.
+/// Blocking of the CPU sweep.
+///
+/// Constant-coefficient stencils use `depth`, `j_block` and `chunks_per_thread` (temporal
+/// blocking in [`Stencil::iterate`](crate::Stencil::iterate), and `j_block` rows per block in
+/// one sweep); stencils with field coefficients or a bias use `i_block` and `j_block` (cache
+/// blocking of each sweep).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CpuBlocks {
-    /// Consecutive planes (axis 0) one task computes.
+    /// Consecutive planes (axis 0) one task computes (field-coefficient stencils).
     pub i_block: usize,
-    /// Rows (axis 1) of a block walked through the task's planes.
+    /// Rows (axis 1) of a block walked through the task's planes; for constant coefficients,
+    /// the rows of a band streamed through a temporally blocked pass (raised to at least
+    /// `depth` times the halo along axis 1).
     pub j_block: usize,
+    /// Sweeps per pass over the grid (temporal blocking); 1 is one sweep per pass.
+    pub depth: usize,
+    /// Chunks of planes per rayon thread in a temporally blocked pass (more balance the load
+    /// between busy cores, fewer recompute less at the chunks' ends).
+    pub chunks_per_thread: usize,
 }
 
 impl Default for CpuBlocks {
-    /// Four planes and 32 rows: a block's input planes stay in a 1 MiB L2 for rows of 256 f64.
+    /// Four planes and 32 rows; three sweeps per pass over bands of 32 rows (the rings of a
+    /// band then stay in a 2 MiB L2 for 256-point rows of f64 up to the 13-point stencil's
+    /// halo of 2); one chunk per thread.
     fn default() -> Self {
-        CpuBlocks { i_block: 4, j_block: 32 }
+        CpuBlocks { i_block: 4, j_block: 32, depth: 3, chunks_per_thread: 1 }
+    }
+}
+
+impl CpuBlocks {
+    /// The number of chunks a temporally blocked pass is cut into on the current rayon pool.
+    pub(crate) fn chunks(&self) -> usize {
+        rayon::current_num_threads() * self.chunks_per_thread.max(1)
     }
 }
 
@@ -76,6 +100,9 @@ pub(crate) fn sweep_blocked<T: Element>(
     blocks: CpuBlocks,
     parallel: bool,
 ) {
+    if let Some(taps) = Taps::of(plan) {
+        return sweep_taps(&taps, src, planes, out, blocks, parallel);
+    }
     let ib = blocks.i_block.max(1);
     let start = planes.start;
     let task = |(c, mut chunk): (usize, ArrayViewMut3<'_, T>)| {
@@ -83,6 +110,45 @@ pub(crate) fn sweep_blocked<T: Element>(
         block_walk(plan, src, first, &mut chunk, blocks.j_block.max(1));
     };
     let chunks = out.axis_chunks_iter_mut(Axis(0), ib).enumerate();
+    if parallel {
+        chunks.par_bridge().for_each(task);
+    } else {
+        chunks.for_each(task);
+    }
+}
+
+/// The constant-coefficient sweep: the plane kernel on each output plane, its rows in blocks
+/// of `j_block` (bounding a task's working set when planes are large), rayon over planes.
+fn sweep_taps<T: Element>(
+    taps: &Taps<T>,
+    src: Source<'_, T>,
+    planes: std::ops::Range<usize>,
+    out: &mut ArrayViewMut3<'_, T>,
+    blocks: CpuBlocks,
+    parallel: bool,
+) {
+    let [_, n1, _] = taps.shape;
+    let [h0, h1, _] = taps.halo;
+    let ps = taps.plane_len();
+    let jb = blocks.j_block.max(1);
+    let start = planes.start;
+    let task = |(p, mut plane): (usize, ArrayViewMut3<'_, T>)| {
+        let gi = start + p;
+        let inputs: Vec<&[T]> = (gi - h0..=gi + h0)
+            .map(|q| {
+                let at = (q - src.first) * ps;
+                &src.data[at..at + ps]
+            })
+            .collect();
+        let dst = plane.as_slice_mut().expect("output planes are contiguous");
+        let mut j0 = h1;
+        while j0 < n1 - h1 {
+            let j1 = (j0 + jb).min(n1 - h1);
+            taps.plane(&inputs, dst, j0..j1);
+            j0 = j1;
+        }
+    };
+    let chunks = out.axis_chunks_iter_mut(Axis(0), 1).enumerate();
     if parallel {
         chunks.par_bridge().for_each(task);
     } else {
@@ -161,9 +227,6 @@ fn compute_row<T: Element>(
     global: usize,
     out: &mut [T],
 ) {
-    if let Some(uniform) = &plan.uniform {
-        return uniform_row(uniform, src, local, out);
-    }
     let len = out.len();
     for (m, (d, c)) in flat.iter().zip(&plan.coefs).enumerate() {
         let at = (local as isize + d) as usize;
@@ -187,53 +250,4 @@ fn compute_row<T: Element>(
         }
         None => {}
     }
-}
-
-/// Bytes of a row segment kept in vector registers across all terms: eight AVX2 registers.
-const CHUNK_BYTES: usize = 256;
-
-/// The linear, constant-coefficient case: segments of the row accumulate every term in
-/// registers and are stored once (no pass over the output per term).
-#[inline(always)]
-fn uniform_row<T: Element>(terms: &[(isize, T)], src: &[T], local: usize, out: &mut [T]) {
-    match std::mem::size_of::<T>() {
-        4 => chunked::<T, { CHUNK_BYTES / 4 }>(terms, src, local, out),
-        _ => chunked::<T, { CHUNK_BYTES / 8 }>(terms, src, local, out),
-    }
-}
-
-#[inline(always)]
-fn chunked<T: Element, const W: usize>(terms: &[(isize, T)], src: &[T], local: usize, out: &mut [T]) {
-    let mut q = 0;
-    let mut chunks = out.chunks_exact_mut(W);
-    for o in &mut chunks {
-        let o: &mut [T; W] = o.try_into().expect("W elements");
-        accumulate::<T, W>(terms, src, local + q, o);
-        q += W;
-    }
-    for (r, o) in chunks.into_remainder().iter_mut().enumerate() {
-        let mut one = [T::ZERO; 1];
-        accumulate::<T, 1>(terms, src, local + q + r, &mut one);
-        *o = one[0];
-    }
-}
-
-/// `W` consecutive points, term by term in the plan's order.
-#[inline(always)]
-fn accumulate<T: Element, const W: usize>(terms: &[(isize, T)], src: &[T], at: usize, out: &mut [T; W]) {
-    let Some(((d0, c0), rest)) = terms.split_first() else { return };
-    let base = (at as isize + d0) as usize;
-    let x: &[T; W] = src[base..base + W].try_into().expect("W elements");
-    let mut acc = [T::ZERO; W];
-    for w in 0..W {
-        acc[w] = *c0 * x[w];
-    }
-    for (d, c) in rest {
-        let base = (at as isize + d) as usize;
-        let x: &[T; W] = src[base..base + W].try_into().expect("W elements");
-        for w in 0..W {
-            acc[w] += *c * x[w];
-        }
-    }
-    *out = acc;
 }

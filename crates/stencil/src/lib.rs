@@ -36,6 +36,8 @@ mod plan;
 mod slabs;
 mod stencil;
 mod symbolic;
+mod taps;
+mod temporal;
 pub mod tuning;
 
 pub use config::Config;

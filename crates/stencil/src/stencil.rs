@@ -6,11 +6,12 @@ use std::sync::Arc;
 use ndarray::{Array3, ArrayView3, s};
 
 use crate::config::{Config, Target};
-use crate::cpu::{Source, sweep_blocked, sweep_reference};
+use crate::cpu::{CpuBlocks, Source, sweep_blocked, sweep_reference};
 use crate::element::Element;
 use crate::error::{Result, StencilError};
 use crate::plan::{Plan, coef_of};
 use crate::symbolic::{Affine, Poly, Symbol, lower};
+use crate::taps::Taps;
 
 /// The largest offset along any axis a stencil may read.
 pub const MAX_OFFSET: i32 = 64;
@@ -211,6 +212,12 @@ impl<T: Element> Stencil<T> {
         self.flops
     }
 
+    /// True when every coefficient is a number or bound scalar (no parameter array) and
+    /// there is no bias term: such stencils run the specialised, temporally blocked CPU kernel.
+    pub fn has_constant_coefficients(&self) -> bool {
+        self.form.terms.iter().all(|(_, p)| p.is_uniform()) && self.form.bias.is_zero()
+    }
+
     /// The input offsets, in evaluation order.
     pub fn offsets(&self) -> Vec<[i32; 3]> {
         self.form.terms.iter().map(|(d, _)| *d).collect()
@@ -255,9 +262,7 @@ impl<T: Element> Stencil<T> {
             Target::Sequential => {
                 ping_pong(&plan, field, sweeps, |p, src, planes, out| sweep_reference(p, src, planes, out))
             }
-            Target::Cpu => ping_pong(&plan, field, sweeps, |p, src, planes, out| {
-                sweep_blocked(p, src, planes, out, blocks, true)
-            }),
+            Target::Cpu => iterate_cpu(&plan, field, sweeps, blocks),
             Target::Slabs(parts) => {
                 if parts == 0 {
                     return Err(StencilError::Config("slabs(0): at least one part is needed".into()));
@@ -274,9 +279,7 @@ impl<T: Element> Stencil<T> {
             }
             Target::Gpu => crate::gpu::iterate(self, &plan, field, sweeps, config.gpu),
             Target::Auto => match crate::gpu::iterate(self, &plan, field, sweeps, config.gpu) {
-                Err(e) if e.is_no_gpu() => ping_pong(&plan, field, sweeps, |p, src, planes, out| {
-                    sweep_blocked(p, src, planes, out, blocks, true)
-                }),
+                Err(e) if e.is_no_gpu() => iterate_cpu(&plan, field, sweeps, blocks),
                 other => other,
             },
         }
@@ -348,6 +351,26 @@ fn list(symbols: &[Symbol]) -> String {
             " (it has {})",
             symbols.iter().map(|s| format!("`{}`", s.name)).collect::<Vec<_>>().join(", ")
         )
+    }
+}
+
+/// `sweeps` sweeps on all cores: temporally blocked in place for constant coefficients, else
+/// blocked sweeps between two buffers.
+fn iterate_cpu<T: Element>(
+    plan: &Plan<T>,
+    field: &mut Array3<T>,
+    sweeps: usize,
+    blocks: CpuBlocks,
+) -> Result<()> {
+    match Taps::of(plan) {
+        Some(taps) => {
+            let grid = field.as_slice_mut().expect("standard layout");
+            crate::temporal::iterate(&taps, grid, sweeps, blocks.depth, blocks.chunks(), blocks.j_block);
+            Ok(())
+        }
+        None => ping_pong(plan, field, sweeps, |p, src, planes, out| {
+            sweep_blocked(p, src, planes, out, blocks, true)
+        }),
     }
 }
 

@@ -80,26 +80,46 @@ pub fn gpu_config_of(p: &GpuParams) -> TuneConfig {
     ])
 }
 
-/// The CPU tuning space: planes per task and rows per block.
-pub fn cpu_space() -> Result<Space> {
-    Ok(Space::builder()
-        .param(Param::ints("i_block", &[1, 2, 4, 8, 16]))
-        .param(Param::ints("j_block", &[4, 8, 16, 32, 64, 128, 256]))
-        .build()?)
+/// The CPU tuning space of a stencil. Constant coefficients without a bias (the specialised,
+/// temporally blocked kernel): `depth` in {1, 2, 3, 4, 6, 8} sweeps per pass and `j_block` in
+/// {16, 32, 64, 128, 256} rows per band, 30 points. Otherwise (the generic kernel): `i_block`
+/// in {1, 2, 4, 8, 16} planes per task and `j_block` in {4, ..., 256} rows per block, 35
+/// points.
+pub fn cpu_space(constant_coefficients: bool) -> Result<Space> {
+    let b = Space::builder();
+    let b = if constant_coefficients {
+        b.param(Param::ints("depth", &[1, 2, 3, 4, 6, 8]))
+            .param(Param::ints("j_block", &[16, 32, 64, 128, 256]))
+    } else {
+        b.param(Param::ints("i_block", &[1, 2, 4, 8, 16]))
+            .param(Param::ints("j_block", &[4, 8, 16, 32, 64, 128, 256]))
+    };
+    Ok(b.build()?)
 }
 
+/// The blocks of a configuration of [`cpu_space`]; parameters the space lacks keep their
+/// defaults.
 fn cpu_blocks_of(c: &TuneConfig) -> Option<CpuBlocks> {
+    let d = CpuBlocks::default();
+    let get = |name: &str, default: usize| match c.get(name) {
+        None => Some(default),
+        Some(_) => usize::try_from(c.int(name)?).ok().filter(|&v| v > 0),
+    };
     Some(CpuBlocks {
-        i_block: usize::try_from(c.int("i_block")?).ok()?,
-        j_block: usize::try_from(c.int("j_block")?).ok()?,
+        i_block: get("i_block", d.i_block)?,
+        j_block: get("j_block", d.j_block)?,
+        depth: get("depth", d.depth)?,
+        chunks_per_thread: get("chunks_per_thread", d.chunks_per_thread)?,
     })
 }
 
-fn cpu_config_of(b: &CpuBlocks) -> TuneConfig {
-    TuneConfig::new(vec![
-        ("i_block".into(), Value::Int(b.i_block as i64)),
-        ("j_block".into(), Value::Int(b.j_block as i64)),
-    ])
+fn cpu_config_of(b: &CpuBlocks, constant_coefficients: bool) -> TuneConfig {
+    let int = |v: usize| Value::Int(v as i64);
+    TuneConfig::new(if constant_coefficients {
+        vec![("depth".into(), int(b.depth)), ("j_block".into(), int(b.j_block))]
+    } else {
+        vec![("i_block".into(), int(b.i_block)), ("j_block".into(), int(b.j_block))]
+    })
 }
 
 /// The tuning-cache kernel name of a stencil on a target: its points and halo, and a hash of
@@ -129,7 +149,7 @@ pub(crate) fn cpu_blocks_for<T: Element>(s: &Stencil<T>, shape: &[usize]) -> Cpu
         return CpuBlocks::default();
     }
     let Some(cache) = cache() else { return CpuBlocks::default() };
-    let Ok(space) = cpu_space() else { return CpuBlocks::default() };
+    let Ok(space) = cpu_space(s.has_constant_coefficients()) else { return CpuBlocks::default() };
     let key = CacheKey::new(&kernel_name("cpu", s), &Fingerprint::cpu(), T::NAME, &size_bucket(n as u64));
     cache.lookup(&key, &space).and_then(|c| cpu_blocks_of(&c)).unwrap_or_default()
 }
@@ -352,34 +372,44 @@ pub fn tune_gpu<T: Element>(
     Ok(r)
 }
 
-/// The CPU sweep as hetero-sched's [`Kernel`], checked bitwise against the reference.
+/// Sweeps per timed run of the CPU tuning: enough for every depth of [`cpu_space`].
+pub const CPU_TUNING_SWEEPS: usize = 8;
+
+/// [`CPU_TUNING_SWEEPS`] CPU sweeps as hetero-sched's [`Kernel`] (the grid restored from a
+/// kept copy before each, no allocation), checked bitwise against the reference.
 struct CpuKernel<'a, T: Element> {
     stencil: &'a Stencil<T>,
     field: &'a Array3<T>,
     want: &'a Array3<T>,
+    work: Array3<T>,
     blocks: CpuBlocks,
 }
 
 impl<T: Element> Kernel for CpuKernel<'_, T> {
-    type Output = Array3<T>;
+    type Output = ();
 
     fn apply(&mut self, config: &TuneConfig) -> std::result::Result<(), String> {
         self.blocks = cpu_blocks_of(config).ok_or("not a CPU configuration")?;
         Ok(())
     }
 
-    fn run(&mut self) -> std::result::Result<Array3<T>, String> {
-        self.stencil
-            .apply(self.field.view(), &Config::cpu().with_cpu_blocks(self.blocks))
-            .map_err(|e| e.to_string())
+    fn run(&mut self) -> std::result::Result<(), String> {
+        self.work.assign(self.field);
+        let config = Config::cpu().with_cpu_blocks(self.blocks);
+        self.stencil.iterate(&mut self.work, CPU_TUNING_SWEEPS, &config).map_err(|e| e.to_string())
     }
 
-    fn verify(&mut self, out: &Array3<T>) -> std::result::Result<(), String> {
-        if out == self.want { Ok(()) } else { Err(format!("{:?} differs from the reference", self.blocks)) }
+    fn verify(&mut self, _: &()) -> std::result::Result<(), String> {
+        if self.work == *self.want {
+            Ok(())
+        } else {
+            Err(format!("{:?} differs from the reference", self.blocks))
+        }
     }
 }
 
-/// Tunes the CPU block sizes of `s` for a grid of `shape`; results go to `opts.cache`.
+/// Tunes the CPU blocks of `s` for a grid of `shape` over [`cpu_space`], timing
+/// [`CPU_TUNING_SWEEPS`] sweeps per configuration; results go to `opts.cache`.
 pub fn tune_cpu<T: Element>(
     s: &Stencil<T>,
     shape: [usize; 3],
@@ -387,12 +417,16 @@ pub fn tune_cpu<T: Element>(
     progress: &mut dyn FnMut(usize),
 ) -> Result<TuneReport> {
     let field = test_field::<T>(shape);
-    let want = s.apply(field.view(), &Config::sequential())?;
-    let space = cpu_space()?;
-    let kernel = CpuKernel { stencil: s, field: &field, want: &want, blocks: CpuBlocks::default() };
+    let mut want = field.clone();
+    s.iterate(&mut want, CPU_TUNING_SWEEPS, &Config::sequential())?;
+    let constant = s.has_constant_coefficients();
+    let space = cpu_space(constant)?;
+    let work = field.clone();
+    let kernel = CpuKernel { stencil: s, field: &field, want: &want, work, blocks: CpuBlocks::default() };
     let (log, seconds) = search(&space, kernel, CpuClock, &mut opts, progress)?;
     let name = kernel_name("cpu", s);
-    let mut r = report(name.clone(), &space, &log, &cpu_config_of(&CpuBlocks::default()), f64::NAN, seconds);
+    let default = cpu_config_of(&CpuBlocks::default(), constant);
+    let mut r = report(name.clone(), &space, &log, &default, f64::NAN, seconds);
     if let Some(cache) = opts.cache {
         let key = CacheKey::new(
             &name,

@@ -8,11 +8,9 @@ use stencil::{Config, CpuBlocks, Element, Stencil};
 /// Every CPU configuration: the reference, all cores with several block shapes, 1..=4 slabs.
 fn cpu_configs() -> Vec<(String, Config)> {
     let mut v = vec![("sequential".to_string(), Config::sequential()), ("cpu".into(), Config::cpu())];
-    for (ib, jb) in [(1, 1), (3, 5), (16, 256)] {
-        v.push((
-            format!("cpu {ib}x{jb}"),
-            Config::cpu().with_cpu_blocks(CpuBlocks { i_block: ib, j_block: jb }),
-        ));
+    for (ib, jb, depth, cpt) in [(1, 1, 1, 1), (3, 5, 2, 3), (16, 256, 3, 2), (4, 32, 5, 1), (2, 7, 8, 4)] {
+        let blocks = CpuBlocks { i_block: ib, j_block: jb, depth, chunks_per_thread: cpt };
+        v.push((format!("cpu {blocks:?}"), Config::cpu().with_cpu_blocks(blocks)));
     }
     for parts in 1..=4 {
         v.push((format!("slabs({parts})"), Config::slabs(parts)));
