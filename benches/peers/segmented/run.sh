@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# prefix-ops' segmented reduce, scans and CSR product against their floors and peers (issue 23),
-# in one job: numpy's np.add.reduceat, scipy.sparse's A @ x, the sprs crate, and the read and
-# copy floors measured by the criterion bench `segmented`. Not part of CI. numpy and scipy go
+# prefix-ops' segmented reduce, scans, sort and CSR product against their floors and peers
+# (issue 23), in one job: numpy's np.add.reduceat, scipy.sparse's A @ x, the sprs crate,
+# sort_unstable per segment under rayon, and the read and copy floors measured by the criterion
+# bench `segmented`. Not part of CI. numpy and scipy go
 # into a venv under target/ (shared with benches/peers/prefix).
 #
 #   benches/peers/segmented/run.sh [ROUNDS] [REPS] [LOG2]
@@ -9,7 +10,7 @@
 # ROUNDS (default 3) alternate the Python side and the Rust side, so both see the same machine
 # load; the report is the median of every contender over all rounds (summary.py). REPS (default
 # 5) repeats each Python case per round. LOG2 (default 24) sets 2^LOG2 elements (2^(LOG2-4)
-# matrix rows). The raw measurements stay in target/segmented-peers.tsv.
+# matrix rows, 2^(LOG2-2) sort keys). The raw measurements stay in target/segmented-peers.tsv.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -31,7 +32,7 @@ for r in $(seq "$rounds"); do
     "$venv/bin/python" "$here/peers.py" "$log2" "$reps" | tee -a "$log"
     echo "== round $r: hetkit, sprs and the floors (criterion)"
     (cd "$root" && HETKIT_SEG_BENCH_LOG2=$log2 cargo bench -q -p prefix-ops --bench segmented -- \
-        'segmented_reduce|segmented_scan|segmented_spmv' 2>&1 | grep -E '^segmented|time:' || true)
+        'segmented_reduce|segmented_scan|segmented_sort|segmented_spmv' 2>&1 | grep -E '^segmented|time:' || true)
     python3 "$here/summary.py" collect "$CRITERION_HOME" "$log"
 done
 python3 "$here/summary.py" report "$log"

@@ -30,6 +30,8 @@ def collect(home, log):
                 kind = "scan"
             elif group.startswith("segmented_spmv"):
                 kind = "spmv"
+            elif group.startswith("segmented_sort"):
+                kind = "sort"
             else:
                 continue
             case = f"{kind}/{meta['value_str'] or 'all'}"
@@ -83,12 +85,21 @@ def report(log):
               f"| {ratio(npy, off)} / {ratio(npy, reg)} | {ratio(floor, best)} |")
     copy = get("scan/all", "floor_copy")
     print(f"\nscan, in place (ms; copy floor {fmt(copy)})")
-    print("| segment length | inclusive offsets | inclusive regular | copy floor / offsets | copy floor / regular |")
-    print("|---|---|---|---|---|")
+    print("| segment length | inclusive offsets | inclusive regular | exclusive offsets "
+          "| copy floor / inclusive offsets | / inclusive regular | / exclusive offsets |")
+    print("|---|---|---|---|---|---|---|")
     for length in ["1", "8", "64", "1024", "131072", "random"]:
         c = f"scan/{length}"
-        off, reg = get(c, "inclusive_offsets"), get(c, "inclusive_regular")
-        print(f"| {length} | {fmt(off)} | {fmt(reg)} | {ratio(copy, off)} | {ratio(copy, reg)} |")
+        off, reg, exc = get(c, "inclusive_offsets"), get(c, "inclusive_regular"), get(c, "exclusive_offsets")
+        print(f"| {length} | {fmt(off)} | {fmt(reg)} | {fmt(exc)} | {ratio(copy, off)} | {ratio(copy, reg)} "
+              f"| {ratio(copy, exc)} |")
+    print("\nsegmented sort, u32 keys (ms; 2^(LOG2-2) keys, both sides copy the keys in first)")
+    print("| segment length | hetkit sort | rayon + sort_unstable per segment | rayon / hetkit |")
+    print("|---|---|---|---|")
+    for length in ["8", "64", "1024", "131072", "random"]:
+        c = f"sort/{length}"
+        h, r = get(c, "hetkit_sort"), get(c, "rayon_sort_unstable_per_segment")
+        print(f"| {length} | {fmt(h)} | {fmt(r)} | {ratio(r, h)} |")
     print("\nCSR y = A x, f64 (ms)")
     print("| matrix | hetkit | hetkit 1 thread | sprs | scipy | scipy / hetkit | sprs / hetkit |")
     print("|---|---|---|---|---|---|---|")

@@ -3,12 +3,14 @@
 //! - `reduce`: 2^24 f32 `Add`, segment lengths 1, 8, 64, 1024, 2^17 and random (1..=2048),
 //!   offsets and regular forms, against the read-bandwidth floor (one unsegmented parallel sum
 //!   of the same data) and a naive rayon loop over segments;
-//! - `scan`: in-place inclusive scans of the same shapes against the copy floor (a parallel
-//!   copy of the same bytes);
+//! - `scan`: in-place inclusive scans (offsets and regular forms) and exclusive scans (offsets)
+//!   of the same shapes against the copy floor (a parallel copy of the same bytes);
 //! - `sort`: 2^22 u32 keys, segmented sort against `sort_unstable` per segment under rayon;
 //! - `crossover`: `reduce` with every segment on one thread against every segment split over
 //!   all threads, lengths 2^0 .. 2^17 (2^22 f32): the table the selector's `reduce_split` is
 //!   read from;
+//! - `crossover_partition`: the same for `partition` and `reorder_split` (every copy of the
+//!   input into the buffer included on both sides);
 //! - `spmv`: CSR `y = A x` (f64) on banded, random and power-law matrices against the `sprs`
 //!   crate (one thread: its CSR product is sequential), ours on all threads and on one.
 //!
@@ -108,6 +110,9 @@ fn scan(c: &mut Criterion) {
                 b.iter(|| segmented::inclusive_scan(&mut buf, s, Add).unwrap())
             });
         }
+        g.bench_with_input(BenchmarkId::new("exclusive_offsets", &name), &segs, |b, s| {
+            b.iter(|| segmented::exclusive_scan(&mut buf, s, Add).unwrap())
+        });
     }
     g.finish();
 }
@@ -213,5 +218,33 @@ fn spmv(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, reduce, scan, sort, crossover, spmv);
+/// `partition` (keep the negative elements first) with every segment on one thread against
+/// every segment split over all threads, lengths 2^0 .. 2^17: the table `reorder_split` is
+/// read from.
+fn crossover_partition(c: &mut Criterion) {
+    let n = 1usize << (log2() - 2);
+    let mut r = rng(8);
+    let src: Vec<f32> = (0..n).map(|_| r.random_range(-1.0f32..1.0)).collect();
+    let mut buf = src.clone();
+    let one_thread = SegmentedTuning { reorder_split: usize::MAX, ..SegmentedTuning::DEFAULT };
+    let split = SegmentedTuning { reorder_split: 1, ..SegmentedTuning::DEFAULT };
+    let mut g = c.benchmark_group(format!("segmented_crossover_partition_f32_2^{}", log2() - 2));
+    g.sample_size(10).warm_up_time(Duration::from_millis(100)).measurement_time(Duration::from_millis(400));
+    g.throughput(Throughput::Bytes((n * 4) as u64));
+    for k in 0..=17 {
+        let l = 1usize << k;
+        let segs = Segments::from_lengths(&vec![l; n / l]).unwrap();
+        for (name, t) in [("segment_per_thread", &one_thread), ("segment_split", &split)] {
+            g.bench_with_input(BenchmarkId::new(name, l), &segs, |b, s| {
+                b.iter(|| {
+                    buf.copy_from_slice(&src);
+                    segmented::partition_with(&mut buf, s, |&x| x < 0.0, t).unwrap()
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, reduce, scan, sort, crossover, crossover_partition, spmv);
 criterion_main!(benches);

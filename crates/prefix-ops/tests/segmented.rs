@@ -240,6 +240,131 @@ fn scans_match_per_segment_loops() {
     }
 }
 
+/// The scan oracle: a plain fold over each segment from `id`, with `f` as the operator.
+fn seq_scan<T: Copy>(xs: &[T], segs: &Segments, id: T, f: impl Fn(T, T) -> T, exclusive: bool) -> Vec<T> {
+    let mut out = Vec::with_capacity(xs.len());
+    for p in pieces(xs, segs) {
+        let mut acc = id;
+        for x in p {
+            let next = f(acc, x);
+            out.push(if exclusive { acc } else { next });
+            acc = next;
+        }
+    }
+    out
+}
+
+/// Shapes for the scans beyond the common ones: inputs long enough for the threaded tiled path
+/// (one giant segment, segments crossing tiles), runs of the 4- and 8-element kernels off the
+/// tiles' alignment, prime lengths with empty segments, and one-element segments in whole
+/// tiles, with and without an empty segment spoiling the run.
+fn scan_shapes(rng: &mut impl Rng) -> Vec<(String, Segments)> {
+    let mut all = shapes(rng);
+    let cycle = |pattern: &[usize], total: usize| -> Vec<usize> {
+        let mut lens = Vec::new();
+        let mut n = 0;
+        for &l in pattern.iter().cycle() {
+            if n >= total {
+                break;
+            }
+            lens.push(l);
+            n += l;
+        }
+        lens
+    };
+    let mut ones = vec![1usize; 200_003];
+    all.push(("ones in whole tiles".into(), Segments::from_lengths(&ones).unwrap()));
+    ones[70_000] = 0;
+    ones[70_001] = 2;
+    all.push(("ones with an empty segment".into(), Segments::from_lengths(&ones).unwrap()));
+    all.push(("one giant".into(), Segments::from_lengths(&[300_007]).unwrap()));
+    all.push(("giant regular".into(), Segments::regular(150_001, 2)));
+    all.push(("regular 8".into(), Segments::regular(8, 20_011)));
+    all.push(("regular 4".into(), Segments::regular(4, 40_009)));
+    all.push((
+        "eights off alignment".into(),
+        Segments::from_lengths(&cycle(&[3, 8, 8, 8, 4, 4, 0, 5], 170_000)).unwrap(),
+    ));
+    all.push((
+        "primes and empties".into(),
+        Segments::from_lengths(&cycle(&[2, 3, 5, 7, 0, 11, 13, 0, 0, 17, 19, 23, 29, 31, 37, 1021], 190_000))
+            .unwrap(),
+    ));
+    all.push((
+        "long among short".into(),
+        Segments::from_lengths(&cycle(&[1, 8, 70_001, 2, 4, 64], 290_000)).unwrap(),
+    ));
+    all
+}
+
+/// Bit patterns, so that floats compare exactly (NaN payloads and the sign of zero included).
+fn bits<T: Copy, B: PartialEq + std::fmt::Debug>(xs: &[T], f: impl Fn(T) -> B) -> Vec<B> {
+    xs.iter().map(|&x| f(x)).collect()
+}
+
+/// The library's scan of a copy of `xs`.
+fn lib_scan<T: Copy + Send + Sync, M: Monoid<T>>(
+    xs: &[T],
+    segs: &Segments,
+    op: M,
+    exclusive: bool,
+) -> Vec<T> {
+    let mut got = xs.to_vec();
+    if exclusive {
+        segmented::exclusive_scan(&mut got, segs, op).unwrap();
+    } else {
+        segmented::inclusive_scan(&mut got, segs, op).unwrap();
+    }
+    got
+}
+
+/// Inclusive and exclusive scans of every element type against [`seq_scan`]: integers
+/// (wrapping) and `Min`/`Max` bit for bit; float sums bit for bit on small integer values,
+/// where every order of additions is exact, and within rounding on random values.
+#[test]
+fn scans_of_every_type_match_sequential_loops() {
+    let mut rng = rng("scans_of_every_type_match_sequential_loops");
+    for (name, segs) in scan_shapes(&mut rng) {
+        let n = segs.len();
+        let is: Vec<i32> = (0..n).map(|_| rng.random()).collect();
+        let us: Vec<u64> = (0..n).map(|_| rng.random()).collect();
+        let small: Vec<f32> = (0..n).map(|_| rng.random_range(-8i32..=8) as f32).collect();
+        let fs: Vec<f32> = (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        let ds: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0f64..1.0)).collect();
+        for ex in [false, true] {
+            let ctx = format!("{name} exclusive {ex}");
+            assert_eq!(
+                lib_scan(&is, &segs, Add, ex),
+                seq_scan(&is, &segs, 0, i32::wrapping_add, ex),
+                "{ctx} i32"
+            );
+            assert_eq!(
+                lib_scan(&us, &segs, Add, ex),
+                seq_scan(&us, &segs, 0, u64::wrapping_add, ex),
+                "{ctx} u64"
+            );
+            assert_eq!(lib_scan(&us, &segs, Max, ex), seq_scan(&us, &segs, 0, u64::max, ex), "{ctx} u64 Max");
+            let (got, want) =
+                (lib_scan(&small, &segs, Add, ex), seq_scan(&small, &segs, -0.0, |a, b| a + b, ex));
+            assert_eq!(bits(&got, f32::to_bits), bits(&want, f32::to_bits), "{ctx} f32 Add, exact values");
+            let (got, want) =
+                (lib_scan(&fs, &segs, Min, ex), seq_scan(&fs, &segs, f32::INFINITY, f32::min, ex));
+            assert_eq!(bits(&got, f32::to_bits), bits(&want, f32::to_bits), "{ctx} f32 Min");
+            // Float sums: within a few ulps of each element's running sum of magnitudes.
+            let (got, want) = (lib_scan(&ds, &segs, Add, ex), seq_scan(&ds, &segs, -0.0, |a, b| a + b, ex));
+            let mags = seq_scan(&bits(&ds, f64::abs), &segs, 0.0, |a, b| a + b, ex);
+            for (i, ((g, w), m)) in got.iter().zip(&want).zip(&mags).enumerate() {
+                assert!((g - w).abs() <= 1e-13 * (1.0 + m), "{ctx} f64 Add at {i}: {g} vs {w}");
+            }
+            let (got, want) = (lib_scan(&fs, &segs, Add, ex), seq_scan(&fs, &segs, -0.0, |a, b| a + b, ex));
+            let mags = seq_scan(&bits(&fs, f32::abs), &segs, 0.0, |a, b| a + b, ex);
+            for (i, ((g, w), m)) in got.iter().zip(&want).zip(&mags).enumerate() {
+                assert!((g - w).abs() <= 1e-5 * (1.0 + m), "{ctx} f32 Add at {i}: {g} vs {w}");
+            }
+        }
+    }
+}
+
 #[test]
 fn reverse_matches_per_segment_loops() {
     let mut rng = rng("reverse_matches_per_segment_loops");

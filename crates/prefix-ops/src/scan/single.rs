@@ -6,6 +6,12 @@
 //! into vector shuffles and adds), and only one `combine` per block, with the running carry, sits
 //! on the dependency chain. Floats therefore round differently from the sequential loop (within
 //! the tolerance documented in the book).
+//!
+//! The carry is kept in every lane of a vector (`[T; LANES]`, all lanes equal) and advanced by a
+//! lane-wise `combine` with the block's total: a scalar carry would put a lane extract and a
+//! broadcast on the chain beside the add (about 10 cycles per block instead of 4; 0.46 against
+//! 0.27 ns per `f32` from L2 on the test VM). Every lane computes the value the scalar carry had,
+//! so the results are the same bits.
 
 use super::op::Monoid;
 
@@ -53,16 +59,22 @@ mod avx2 {
     }
 }
 
+/// [`inclusive_from`] without the run-time dispatch, for callers that compile their own loop
+/// for AVX2 around it.
 #[inline(always)]
-fn inclusive_from_portable<T: Copy, M: Monoid<T>>(xs: &mut [T], mut carry: T, op: M) -> T {
+pub(crate) fn inclusive_from_portable<T: Copy, M: Monoid<T>>(xs: &mut [T], carry: T, op: M) -> T {
+    let mut cv = [carry; LANES];
     let mut blocks = xs.chunks_exact_mut(LANES);
     for b in &mut blocks {
         let v = block_inclusive(<[T; LANES]>::try_from(&*b).expect("exact chunk"), op);
         for i in 0..LANES {
-            b[i] = op.combine(carry, v[i]);
+            b[i] = op.combine(cv[i], v[i]);
         }
-        carry = b[LANES - 1];
+        for c in &mut cv {
+            *c = op.combine(*c, v[LANES - 1]);
+        }
     }
+    let mut carry = cv[0];
     for x in blocks.into_remainder() {
         carry = op.combine(carry, *x);
         *x = carry;
@@ -80,17 +92,22 @@ pub fn exclusive_from<T: Copy, M: Monoid<T>>(xs: &mut [T], carry: T, op: M) -> T
     exclusive_from_portable(xs, carry, op)
 }
 
+/// [`exclusive_from`] without the run-time dispatch (see [`inclusive_from_portable`]).
 #[inline(always)]
-fn exclusive_from_portable<T: Copy, M: Monoid<T>>(xs: &mut [T], mut carry: T, op: M) -> T {
+pub(crate) fn exclusive_from_portable<T: Copy, M: Monoid<T>>(xs: &mut [T], carry: T, op: M) -> T {
+    let mut cv = [carry; LANES];
     let mut blocks = xs.chunks_exact_mut(LANES);
     for b in &mut blocks {
         let v = block_inclusive(<[T; LANES]>::try_from(&*b).expect("exact chunk"), op);
-        b[0] = carry;
+        b[0] = cv[0];
         for i in 1..LANES {
-            b[i] = op.combine(carry, v[i - 1]);
+            b[i] = op.combine(cv[i], v[i - 1]);
         }
-        carry = op.combine(carry, v[LANES - 1]);
+        for c in &mut cv {
+            *c = op.combine(*c, v[LANES - 1]);
+        }
     }
+    let mut carry = cv[0];
     for x in blocks.into_remainder() {
         let next = op.combine(carry, *x);
         *x = carry;

@@ -169,10 +169,20 @@ pub fn partition<T: Copy + Send + Sync>(
     segs: &Segments,
     pred: impl Fn(&T) -> bool + Sync,
 ) -> Result<Segments> {
+    partition_with(xs, segs, pred, &SegmentedTuning::tuned::<T>(xs.len()))
+}
+
+/// [`partition`] under explicit selector parameters (`task_elems`, `reorder_split`) instead of
+/// the tuned or default ones: what the crossover bench and the tuner measure.
+pub fn partition_with<T: Copy + Send + Sync>(
+    xs: &mut [T],
+    segs: &Segments,
+    pred: impl Fn(&T) -> bool + Sync,
+    tuning: &SegmentedTuning,
+) -> Result<Segments> {
     segs.check_len("xs", xs.len())?;
     let _span = tracing::debug_span!("segmented::partition", n = xs.len()).entered();
-    let t = SegmentedTuning::tuned::<T>(xs.len());
-    classify::split_k::<T, 2>(xs, segs, |_, x| usize::from(!pred(x)), &t)
+    classify::split_k::<T, 2>(xs, segs, |_, x| usize::from(!pred(x)), tuning)
 }
 
 /// Stable three-way split of every segment `i` around `pivots[i]`: the elements `<`, then

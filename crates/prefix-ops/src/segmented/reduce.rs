@@ -65,6 +65,12 @@ fn reduce32<T: Copy, M: Monoid<T>>(seg: &[T], op: M) -> T {
             acc[i] = op.combine(acc[i], b[i]);
         }
     }
+    // The tail joins the accumulators, one element each: folded onto the total instead, up to
+    // 31 dependent adds cost as much as the rest of a segment of a thousand elements (random
+    // lengths ran at 0.70 of the read floor against 0.94 for lengths of exactly 1024).
+    for (a, &x) in acc.iter_mut().zip(rest) {
+        *a = op.combine(*a, x);
+    }
     let mut width = 16;
     while width > 0 {
         for i in 0..width {
@@ -72,7 +78,7 @@ fn reduce32<T: Copy, M: Monoid<T>>(seg: &[T], op: M) -> T {
         }
         width /= 2;
     }
-    rest.iter().fold(acc[0], |a, &x| op.combine(a, x))
+    acc[0]
 }
 
 /// Eight interleaved accumulators combined by a tree; commutative operators only.
@@ -85,12 +91,12 @@ fn reduce8<T: Copy, M: Monoid<T>>(seg: &[T], op: M) -> T {
             acc[i] = op.combine(acc[i], b[i]);
         }
     }
-    let h = [0, 1, 2, 3].map(|i| op.combine(acc[i], acc[i + 4]));
-    let mut total = op.combine(op.combine(h[0], h[2]), op.combine(h[1], h[3]));
-    for &x in rest {
-        total = op.combine(total, x);
+    // The tail joins the accumulators, as in `reduce32`.
+    for (a, &x) in acc.iter_mut().zip(rest) {
+        *a = op.combine(*a, x);
     }
-    total
+    let h = [0, 1, 2, 3].map(|i| op.combine(acc[i], acc[i + 4]));
+    op.combine(op.combine(h[0], h[2]), op.combine(h[1], h[3]))
 }
 
 /// Left folds of consecutive segments of the constant length `L`.
