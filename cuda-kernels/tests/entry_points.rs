@@ -68,7 +68,9 @@ fn entry_points_match_nvccs_ptx() {
         };
         let entries: BTreeSet<String> = ptx
             .lines()
-            .filter_map(|l| l.trim_start().strip_prefix(".visible .entry ").or(l.trim_start().strip_prefix(".entry ")))
+            .filter_map(|l| {
+                l.trim_start().strip_prefix(".visible .entry ").or(l.trim_start().strip_prefix(".entry "))
+            })
             .map(|l| l.split('(').next().unwrap().trim().to_string())
             .collect();
         let ours: BTreeSet<String> = module.entry_points().unwrap().into_iter().collect();

@@ -245,7 +245,8 @@ fn parse_define(directive: &str) -> Result<(String, Macro)> {
     // Function-like only when `(` follows the name at once.
     if let Some(after) = rest.strip_prefix('(') {
         let close = after.find(')').ok_or_else(|| invalid("unclosed macro parameter list"))?;
-        let params = after[..close].split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
+        let params =
+            after[..close].split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
         Ok((name.to_string(), Macro { params: Some(params), body: lex(&after[close + 1..])? }))
     } else {
         Ok((name.to_string(), Macro { params: None, body: lex(rest)? }))
@@ -257,7 +258,8 @@ fn expand(input: Vec<Token>, macros: &HashMap<String, Macro>) -> Result<Vec<Toke
     let mut pending: Vec<Token> = input.into_iter().rev().collect();
     let mut out = Vec::new();
     while let Some(tok) = pending.pop() {
-        let Some(m) = macros.get(&*tok.text).filter(|_| tok.is_ident() && !tok.hide.contains(&tok.text)) else {
+        let Some(m) = macros.get(&*tok.text).filter(|_| tok.is_ident() && !tok.hide.contains(&tok.text))
+        else {
             out.push(tok);
             continue;
         };
@@ -278,7 +280,12 @@ fn expand(input: Vec<Token>, macros: &HashMap<String, Macro>) -> Result<Vec<Toke
                     args
                 };
                 if args.len() != params.len() {
-                    return Err(invalid(&format!("`{}` takes {} arguments, got {}", tok.text, params.len(), args.len())));
+                    return Err(invalid(&format!(
+                        "`{}` takes {} arguments, got {}",
+                        tok.text,
+                        params.len(),
+                        args.len()
+                    )));
                 }
                 let bound: HashMap<&str, &[Token]> =
                     params.iter().map(String::as_str).zip(args.iter().map(Vec::as_slice)).collect();
@@ -318,7 +325,11 @@ fn collect_args(pending: &mut Vec<Token>) -> Result<Vec<Vec<Token>>> {
 
 /// A macro body with its parameters replaced (fully expanded arguments, raw ones beside `##`,
 /// a string literal after `#`), then `##` pasted.
-fn paste(body: &[Token], bound: &HashMap<&str, &[Token]>, macros: &HashMap<String, Macro>) -> Result<Vec<Token>> {
+fn paste(
+    body: &[Token],
+    bound: &HashMap<&str, &[Token]>,
+    macros: &HashMap<String, Macro>,
+) -> Result<Vec<Token>> {
     let mut out: Vec<Token> = Vec::new();
     // After `##`: the next token is pasted onto the last one written.
     let mut glue = false;
@@ -330,7 +341,10 @@ fn paste(body: &[Token], bound: &HashMap<&str, &[Token]>, macros: &HashMap<Strin
             glue = true;
             k += 1;
             continue;
-        } else if &*t.text == "#" && !bound.is_empty() && body.get(k + 1).is_some_and(|n| bound.contains_key(&*n.text)) {
+        } else if &*t.text == "#"
+            && !bound.is_empty()
+            && body.get(k + 1).is_some_and(|n| bound.contains_key(&*n.text))
+        {
             k += 1;
             let arg = bound[&*body[k].text];
             let s: Vec<&str> = arg.iter().map(|a| &*a.text).collect();

@@ -771,8 +771,13 @@ mod tests {
     /// Every kernel `run_builtin` can name for `M` on `T` is in the module it is asked from,
     /// and that module is `T`'s alone: each of its entry points is a `T` kernel.
     fn check_modules<T: GpuScalar, M: BuiltinOp<T>>() {
-        let kernels =
-            [Kernel::Lookback, Kernel::LookbackRows, Kernel::RowsWarpSmall, Kernel::RowsWarpLarge, Kernel::RowsBlock];
+        let kernels = [
+            Kernel::Lookback,
+            Kernel::LookbackRows,
+            Kernel::RowsWarpSmall,
+            Kernel::RowsWarpLarge,
+            Kernel::RowsBlock,
+        ];
         let layouts = [Layout::Array, Layout::Rows { row_len: 3 }, Layout::Segments(&[0, 3])];
         for layout in layouts {
             for kernel in kernels {

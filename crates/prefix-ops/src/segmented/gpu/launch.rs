@@ -196,16 +196,31 @@ mod tests {
         check_typed::<u64>();
         check_typed::<f64>();
         // The names the host asks `ops_fn` for (reorder.rs, rebuild.rs, quicksort.rs).
-        let mut want: Vec<String> = ["seg_fill_ids", "seg_count_blocks_k", "seg_split_bases_k", "seg_class0_totals_k"]
-            .into_iter()
-            .chain(["seg_heads_to_counts", "seg_heads_to_offsets", "qs_heads", "qs_next", "seg_flags_to_classes"])
-            .map(String::from)
-            .chain(["b4", "b8"].map(|b| format!("seg_reverse_{b}")))
-            .chain([1, 4, 8, 32].map(|l| format!("seg_count_{}", lanes_suffix(l))))
-            .chain(["b4", "b8"].into_iter().flat_map(|b| {
-                [1, 4, 8, 32].map(|l| format!("seg_scatter_{}_{b}", lanes_suffix(l))).into_iter().chain([format!("seg_scatter_blocks_{b}")])
-            }))
-            .collect();
+        let mut want: Vec<String> = [
+            "seg_reverse_b4",
+            "seg_reverse_b8",
+            "seg_fill_ids",
+            "seg_count_blocks_k",
+            "seg_split_bases_k",
+            "seg_class0_totals_k",
+            "seg_scatter_blocks_b4",
+            "seg_scatter_blocks_b8",
+            "seg_heads_to_counts",
+            "seg_heads_to_offsets",
+            "qs_heads",
+            "qs_next",
+            "seg_flags_to_classes",
+        ]
+        .map(String::from)
+        .to_vec();
+        for lanes in [1, 4, 8, 32] {
+            let l = lanes_suffix(lanes);
+            want.extend([
+                format!("seg_count_{l}"),
+                format!("seg_scatter_{l}_b4"),
+                format!("seg_scatter_{l}_b8"),
+            ]);
+        }
         let mut have = entries(OPS);
         want.sort();
         have.sort();
