@@ -51,16 +51,17 @@ pub(super) fn entry_points(source: &str) -> Result<Vec<String>> {
             i += 3;
             // The name is the first identifier followed by `(`, past the return type and any
             // `__launch_bounds__(...)`.
-            while i + 1 < text.len() {
-                if text[i] == "__launch_bounds__" {
-                    i = skip_group(&text, i + 1)?;
-                } else if tokens[i].is_ident() && text[i + 1] == "(" {
-                    names.push(text[i].to_string());
-                    break;
-                } else {
-                    i += 1;
+            let name = loop {
+                match text.get(i) {
+                    None | Some(&("{" | ";" | "extern")) => {
+                        return Err(invalid("an `extern \"C\" __global__` without a parameter list"));
+                    }
+                    Some(&"__launch_bounds__") => i = skip_group(&text, i + 1)?,
+                    Some(t) if tokens[i].is_ident() && text.get(i + 1) == Some(&"(") => break *t,
+                    _ => i += 1,
                 }
-            }
+            };
+            names.push(name.to_string());
         }
         i += 1;
     }
@@ -378,11 +379,11 @@ mod tests {
     #[test]
     fn x_macros_paste_names_and_skip_launch_bounds() {
         let src = r#"
-#define ROWS(OP, T) BOUNDS(T) row_##OP##_##T
+#define ROWS(OP, T) BOUNDS(T) row_##OP##_##T(const float* x) {}
 #define BOUNDS(T) extern "C" __global__ void __launch_bounds__(SIZE_##T)
 #define SIZE_f32 256
 #define EACH(X, T) X(add, T) X(max, T)
-EACH(ROWS, f32)(const float* x) {}
+EACH(ROWS, f32)
 // extern "C" __global__ void commented_out(int) {}
 extern "C" __global__ void plain(int n) { const char* s = "extern \"C\" __global__ void no("; }
 "#;
@@ -416,6 +417,7 @@ extern "C" __global__ void plain(int n) { const char* s = "extern \"C\" __global
             "#include \"other.cuh\"\n",
             "#define P(a, b) a ## b\nP(+, -)\n",
             "extern \"C\" __global__ void __launch_bounds__ k() {}",
+            "extern \"C\" __global__ void k;",
         ] {
             assert!(entry_points(src).is_err(), "{src:?}");
         }
