@@ -27,12 +27,12 @@ fn names_in_expanded(text: &str) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     for piece in flat.split("extern \"C\" __global__").skip(1) {
         let mut rest = piece;
-        if let Some(at) = rest.find("__launch_bounds__") {
-            if rest[..at].find('(').is_none() {
-                let after = &rest[at + "__launch_bounds__".len()..];
-                let close = after.find(')').expect("launch bounds close");
-                rest = &after[close + 1..];
-            }
+        if let Some(at) = rest.find("__launch_bounds__")
+            && !rest[..at].contains('(')
+        {
+            let after = &rest[at + "__launch_bounds__".len()..];
+            let close = after.find(')').expect("launch bounds close");
+            rest = &after[close + 1..];
         }
         let open = rest.find('(').expect("parameter list");
         let name = rest[..open].trim().rsplit(' ').next().unwrap();

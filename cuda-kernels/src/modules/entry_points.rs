@@ -355,15 +355,16 @@ fn paste(
         } else {
             vec![t.clone()]
         };
-        if glue && !piece.is_empty() {
-            if let Some(last) = out.pop() {
-                let first = piece.remove(0);
-                let mut joined = lex(&format!("{}{}", last.text, first.text))?;
-                if joined.len() != 1 {
-                    return Err(invalid(&format!("`{}` ## `{}` is not one token", last.text, first.text)));
-                }
-                out.push(joined.remove(0));
+        if glue
+            && !piece.is_empty()
+            && let Some(last) = out.pop()
+        {
+            let first = piece.remove(0);
+            let mut joined = lex(&format!("{}{}", last.text, first.text))?;
+            if joined.len() != 1 {
+                return Err(invalid(&format!("`{}` ## `{}` is not one token", last.text, first.text)));
             }
+            out.push(joined.remove(0));
         }
         glue = false;
         out.extend(piece);
