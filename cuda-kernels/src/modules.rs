@@ -5,6 +5,8 @@ use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 
 use crate::error::{Error, Result};
 
+mod entry_points;
+
 /// One `.cu` file of the crate as the build embedded it.
 #[derive(Debug, Clone, Copy)]
 pub struct EmbeddedModule {
@@ -16,6 +18,16 @@ pub struct EmbeddedModule {
     pub ptx: Option<&'static str>,
     /// The virtual architecture the PTX targets.
     pub ptx_arch: &'static str,
+}
+
+impl EmbeddedModule {
+    /// The `extern "C" __global__` entry points the module defines, in source order: the
+    /// kernels [`crate::Gpu::function`] can find in it. Read from the source by a small C
+    /// preprocessor (the kernels are instantiated by macros), so no compiler or device is needed;
+    /// a construct it does not model is an [`Error::Invalid`], never a wrong list.
+    pub fn entry_points(&self) -> Result<Vec<String>> {
+        entry_points::entry_points(self.source)
+    }
 }
 
 static EMBEDDED: &[EmbeddedModule] = include!(concat!(env!("OUT_DIR"), "/embedded_modules.rs"));

@@ -86,28 +86,35 @@ fn scratch(gpu: &Gpu, status_words: usize, value_bytes: usize) -> Result<Scratch
     Ok(Scratch { status: gpu.zeros::<u32>(status_words)?, values })
 }
 
-/// Module and entry-point name of `kernel` for the operator/type (`scan_*.cu` instantiations).
+/// Module and entry-point name of `kernel` for the operator/type. The built-in scans are
+/// compiled one module per element type and kernel family (`cuda-kernels/prefix/scan_*_<type>.cu`:
+/// a first scan compiles its type's four operators, not every type's), the network study
+/// variants of the f32 sum in `prefix/scan_networks`.
 fn builtin_kernel_name<T: GpuScalar, M: BuiltinOp<T>>(
     kernel: Kernel,
     layout: Layout<'_>,
     net: Network,
-) -> (&'static str, String) {
+) -> (String, String) {
     let (op, ty) = (M::NAME, T::SUFFIX);
-    match (kernel, layout) {
-        (_, Layout::Segments(_)) => ("prefix/scan_segmented", format!("scan_lookback_seg_{op}_{ty}")),
+    let (family, name) = match (kernel, layout) {
+        (_, Layout::Segments(_)) => ("scan_segmented", format!("scan_lookback_seg_{op}_{ty}")),
         (Kernel::Lookback, _) if net != Network::KoggeStone => {
-            ("prefix/scan_lookback", format!("scan_lookback_add_f32_{}", net.suffix()))
+            return (NETWORKS_MODULE.to_string(), format!("scan_lookback_add_f32_{}", net.suffix()));
         }
-        (Kernel::Lookback, _) => ("prefix/scan_lookback", format!("scan_lookback_{op}_{ty}")),
-        (Kernel::LookbackRows, _) => ("prefix/scan_segmented", format!("scan_lookback_rows_{op}_{ty}")),
+        (Kernel::Lookback, _) => ("scan_lookback", format!("scan_lookback_{op}_{ty}")),
+        (Kernel::LookbackRows, _) => ("scan_lookback_rows", format!("scan_lookback_rows_{op}_{ty}")),
         (Kernel::RowsWarpLarge, _) if net != Network::KoggeStone => {
-            ("prefix/scan_batched", format!("scan_rows_warp_l_add_f32_{}", net.suffix()))
+            return (NETWORKS_MODULE.to_string(), format!("scan_rows_warp_l_add_f32_{}", net.suffix()));
         }
-        (Kernel::RowsWarpSmall, _) => ("prefix/scan_batched", format!("scan_rows_warp_s_{op}_{ty}")),
-        (Kernel::RowsWarpLarge, _) => ("prefix/scan_batched", format!("scan_rows_warp_l_{op}_{ty}")),
-        (Kernel::RowsBlock, _) => ("prefix/scan_batched", format!("scan_rows_block_{op}_{ty}")),
-    }
+        (Kernel::RowsWarpSmall, _) => ("scan_batched", format!("scan_rows_warp_s_{op}_{ty}")),
+        (Kernel::RowsWarpLarge, _) => ("scan_batched", format!("scan_rows_warp_l_{op}_{ty}")),
+        (Kernel::RowsBlock, _) => ("scan_batched", format!("scan_rows_block_{op}_{ty}")),
+    };
+    (format!("prefix/{family}_{ty}"), name)
 }
+
+/// The module of the prefix-network study variants (f32 Add only).
+const NETWORKS_MODULE: &str = "prefix/scan_networks";
 
 fn check_network<T: GpuScalar, M: BuiltinOp<T>>(net: Network, kernel: Kernel) -> Result<()> {
     let study =
@@ -271,7 +278,7 @@ fn run_builtin<T: GpuScalar, M: BuiltinOp<T>>(
     }
     check_network::<T, M>(opts.network, kernel)?;
     let (module, name) = builtin_kernel_name::<T, M>(kernel, layout, opts.network);
-    let func = gpu.function(module, &name)?;
+    let func = gpu.function(&module, &name)?;
     let seg = upload_offsets(gpu, layout)?;
     launch(gpu, &func, kernel, io, size_of::<T>(), layout, seg.as_ref(), exclusive)
 }
@@ -727,7 +734,7 @@ mod tests {
         for layout in layouts {
             for kernel in kernels {
                 let (module, name) = builtin_kernel_name::<T, M>(kernel, layout, Network::KoggeStone);
-                let ptx = module_ptx(module).unwrap();
+                let ptx = module_ptx(&module).unwrap();
                 let want: &[usize] = if matches!(kernel, Kernel::Lookback | Kernel::LookbackRows) {
                     &LOOKBACK_ARGS
                 } else {
@@ -737,7 +744,7 @@ mod tests {
             }
         }
         let name = format!("scan_lookback_seg_{}_{}", M::NAME, T::SUFFIX);
-        let ptx = module_ptx("prefix/scan_segmented").unwrap();
+        let ptx = module_ptx(&format!("prefix/scan_segmented_{}", T::SUFFIX)).unwrap();
         assert_eq!(ptx_params(ptx, &name).as_deref(), Some(&LOOKBACK_ARGS[..]), "{name}");
         let name = format!("scan_scatter_{}", T::SUFFIX);
         // (x, pos, n, out, partition) as select_device pushes them.
@@ -754,6 +761,68 @@ mod tests {
         )*};
     }
 
+    /// The entry points of embedded module `name`, from its source (no nvcc or NVRTC needed).
+    fn source_entries(name: &str) -> Vec<String> {
+        let module = cuda_kernels::embedded_modules().iter().find(|m| m.name == name);
+        let module = module.unwrap_or_else(|| panic!("no embedded module `{name}`"));
+        module.entry_points().unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    /// Every kernel `run_builtin` can name for `M` on `T` is in the module it is asked from,
+    /// and that module is `T`'s alone: each of its entry points is a `T` kernel.
+    fn check_modules<T: GpuScalar, M: BuiltinOp<T>>() {
+        let kernels = [
+            Kernel::Lookback,
+            Kernel::LookbackRows,
+            Kernel::RowsWarpSmall,
+            Kernel::RowsWarpLarge,
+            Kernel::RowsBlock,
+        ];
+        let layouts = [Layout::Array, Layout::Rows { row_len: 3 }, Layout::Segments(&[0, 3])];
+        for layout in layouts {
+            for kernel in kernels {
+                let (module, name) = builtin_kernel_name::<T, M>(kernel, layout, Network::KoggeStone);
+                let entries = source_entries(&module);
+                assert!(entries.contains(&name), "{module} has no {name}: {entries:?}");
+                let own = format!("_{}", T::SUFFIX);
+                assert!(entries.iter().all(|e| e.ends_with(&own)), "{module} holds other types: {entries:?}");
+                // Four operators per module, of three kernels each for the batched rows.
+                let per_op = if module.starts_with("prefix/scan_batched_") { 3 } else { 1 };
+                assert_eq!(entries.len(), 4 * per_op, "{module}: {entries:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_kernel_the_host_names_is_in_its_types_module() {
+        macro_rules! modules_for {
+            ($($t:ty),*) => {$(
+                check_modules::<$t, Add>();
+                check_modules::<$t, Mul>();
+                check_modules::<$t, Min>();
+                check_modules::<$t, Max>();
+            )*};
+        }
+        modules_for!(i32, u32, i64, u64, f32, f64);
+        let study = source_entries(NETWORKS_MODULE);
+        for net in [Network::Sklansky, Network::LadnerFischer, Network::KoggeStone] {
+            for kernel in [Kernel::Lookback, Kernel::RowsWarpLarge] {
+                let (module, name) = builtin_kernel_name::<f32, Add>(kernel, Layout::Array, net);
+                if net == Network::KoggeStone {
+                    assert!(module.ends_with("_f32") && module != NETWORKS_MODULE, "{module}");
+                } else {
+                    assert_eq!(module, NETWORKS_MODULE);
+                    assert!(study.contains(&name), "{name}: {study:?}");
+                }
+            }
+        }
+        assert_eq!(study.len(), 6, "{study:?}");
+        let compact = source_entries("prefix/scan_compact");
+        for ty in ["i32", "u32", "f32", "i64", "u64", "f64"] {
+            assert!(compact.contains(&format!("scan_scatter_{ty}")), "{compact:?}");
+        }
+    }
+
     #[test]
     fn every_kernel_the_host_names_exists_with_its_parameter_widths() {
         if !cuda_kernels::nvcc_ptx_embedded() {
@@ -765,7 +834,7 @@ mod tests {
             for kernel in [Kernel::Lookback, Kernel::RowsWarpLarge] {
                 let (module, name) = builtin_kernel_name::<f32, Add>(kernel, Layout::Array, net);
                 let want: &[usize] = if kernel == Kernel::Lookback { &LOOKBACK_ARGS } else { &ROWS_ARGS };
-                assert_eq!(ptx_params(module_ptx(module).unwrap(), &name).as_deref(), Some(want), "{name}");
+                assert_eq!(ptx_params(module_ptx(&module).unwrap(), &name).as_deref(), Some(want), "{name}");
             }
         }
         let user = module_ptx("prefix/scan_user").unwrap();

@@ -25,9 +25,12 @@
 //! shape, else provisional defaults until measured on a GPU). Results equal the CPU catalogue:
 //! bit for bit for integers, Min/Max, the reorderings and sorts; within rounding for float sums
 //! and products, whose combination order depends on the granularity. Sorting reuses prefix-ops'
-//! GPU sorts ([`crate::sort::gpu`]). Kernels: `cuda-kernels/prefix/segmented_reduce.cu` and
-//! `segmented_ops.cu`. [`counters`] counts this module's launches and read-backs per thread
-//! (what the quicksort's report is made of).
+//! GPU sorts ([`crate::sort::gpu`]). Kernels: `cuda-kernels/prefix/segmented_reduce.cuh` and
+//! `segmented_ops.cuh`, compiled one module per element type (`segmented_reduce_<type>`,
+//! `segmented_scan_<type>`, `segmented_ops_<type>`: a first call compiles its own type's
+//! kernels only) beside `segmented_ops.cu` for the kernels that do not depend on the type.
+//! [`counters`] counts this module's launches and read-backs per thread (what the quicksort's
+//! report is made of).
 
 mod launch;
 mod quicksort;
@@ -46,7 +49,7 @@ pub use super::tuning::{GPU_KERNEL as TUNING_KERNEL, GpuOp, GpuThresholds};
 use crate::error::{Error, Result};
 use crate::scan::BuiltinOp;
 pub use launch::{GpuCounters, counters};
-use launch::{THREADS, launch};
+use launch::{THREADS, Typed, launch, typed_fn};
 pub use quicksort::{
     GpuQuicksortReport, MAX_LAUNCHES_PER_ROUND, quicksort, quicksort_device, quicksort_device_with,
 };
@@ -239,7 +242,6 @@ fn launch_reduce<T: GpuScalar, M: BuiltinOp<T>>(
 ) -> Result<()> {
     let nseg = segs.nseg as u64;
     let (off, _guard, seg_len) = segs.view(gpu);
-    let sfx = T::SUFFIX;
     let name = M::NAME;
     if let Some(k) = gran.lanes_kernel() {
         let lanes = match gran {
@@ -254,7 +256,7 @@ fn launch_reduce<T: GpuScalar, M: BuiltinOp<T>>(
             block_dim: (THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
-        let func = gpu.function("prefix/segmented_reduce", &format!("seg_reduce_{k}_{name}_{sfx}"))?;
+        let func = typed_fn::<T>(gpu, Typed::Reduce, &format!("seg_reduce_{k}_{name}"))?;
         // SAFETY: seg_reduce_<k>(x, offsets, seg_len, nseg, out): x holds the descriptor's
         // elements, offsets nseg + 1 entries (or 0 with regular segments), out nseg values.
         unsafe {
@@ -284,8 +286,7 @@ fn reduce_blocks<T: GpuScalar, M: BuiltinOp<T>>(
     parts: u64,
     out: &mut DeviceBuffer<T>,
 ) -> Result<()> {
-    let func =
-        gpu.function("prefix/segmented_reduce", &format!("seg_reduce_blocks_{}_{}", M::NAME, T::SUFFIX))?;
+    let func = typed_fn::<T>(gpu, Typed::Reduce, &format!("seg_reduce_blocks_{}", M::NAME))?;
     let nseg = segs.nseg as u64;
     let (off, _guard, seg_len) = segs.view(gpu);
     let cfg = launch::blocks(gpu, nseg * parts);

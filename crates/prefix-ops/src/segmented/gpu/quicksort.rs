@@ -15,7 +15,7 @@
 
 use cuda_kernels::{DeviceBuffer, Gpu, GpuScalar, PushKernelArg};
 
-use super::launch::{self, GpuCounters, counters, launch, ops_fn, read_back};
+use super::launch::{self, GpuCounters, Typed, counters, launch, ops_fn, read_back, typed_fn};
 use super::reorder::{classify3, split_classes};
 use super::sort::sort_device_segments;
 use super::{DeviceSegments, GpuOp, GpuThresholds, choose, reduce_device, scan_device, thresholds};
@@ -119,7 +119,7 @@ where
     let maxs = reduce_device(gpu, keys, segs, Max, Some(gran))?;
     let nseg = segs.nseg as u64;
     let mut pivots = gpu.zeros::<T>(segs.nseg)?;
-    let func = ops_fn(gpu, &format!("qs_pivots_{}", T::SUFFIX))?;
+    let func = typed_fn::<T>(gpu, Typed::Ops, "qs_pivots")?;
     // SAFETY: qs_pivots(mins, maxs, active, nseg, pivots), all of nseg.
     unsafe {
         launch(gpu, &func, launch::cover(gpu, segs.nseg), |a| {
@@ -177,7 +177,7 @@ fn next_descriptor(
 /// How many keys compare unequal to themselves (NaN).
 fn count_unordered<T: GpuScalar>(gpu: &Gpu, keys: &DeviceBuffer<T>) -> Result<u64> {
     let mut count = gpu.zeros::<u64>(1)?;
-    let func = ops_fn(gpu, &format!("seg_count_unordered_{}", T::SUFFIX))?;
+    let func = typed_fn::<T>(gpu, Typed::Ops, "seg_count_unordered")?;
     let n = keys.len() as u64;
     // SAFETY: seg_count_unordered(x, n, count): x of n, count of 1.
     unsafe {

@@ -11,7 +11,7 @@
 use cuda_kernels::{DeviceBuffer, Gpu, GpuScalar, PushKernelArg};
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 
-use super::launch::{self, lanes_suffix, launch, ops_fn, read_back};
+use super::launch::{self, Typed, lanes_suffix, launch, ops_fn, read_back, typed_fn};
 use super::{DeviceSegments, GpuOp, Granularity, parts_for, pick, workers};
 use crate::error::{Error, Result};
 use crate::segmented::Segments;
@@ -270,7 +270,7 @@ pub(super) fn classify3<T: GpuScalar>(
 ) -> Result<DeviceBuffer<u32>> {
     let mut cls = gpu.zeros::<u32>(segs.len)?;
     if segs.len > 0 {
-        let func = ops_fn(gpu, &format!("seg_classify3_{}", T::SUFFIX))?;
+        let func = typed_fn::<T>(gpu, Typed::Ops, "seg_classify3")?;
         let (off, _g, seg_len) = segs.view(gpu);
         let (nseg, n) = (segs.nseg as u64, segs.len as u64);
         // SAFETY: seg_classify3(x, off, seg_len, nseg, pivots, n, cls): x and cls of n,

@@ -7,7 +7,7 @@
 use cuda_kernels::{DeviceBuffer, Gpu, GpuScalar, PushKernelArg};
 use cudarc::driver::DevicePtrMut;
 
-use super::launch::{self, lanes_suffix, launch, ops_fn};
+use super::launch::{self, Typed, lanes_suffix, launch, typed_fn};
 use super::{DeviceSegments, GpuOp, Granularity, parts_for, pick, reduce_blocks, workers};
 use crate::error::Result;
 use crate::scan::BuiltinOp;
@@ -54,7 +54,7 @@ fn scan_lanes<T: GpuScalar, M: BuiltinOp<T>>(
     lanes: u64,
     exclusive: bool,
 ) -> Result<()> {
-    let func = ops_fn(gpu, &format!("seg_scan_{}_{}_{}", lanes_suffix(lanes), M::NAME, T::SUFFIX))?;
+    let func = typed_fn::<T>(gpu, Typed::Scan, &format!("seg_scan_{}_{}", lanes_suffix(lanes), M::NAME))?;
     let (off, _g, seg_len) = segs.view(gpu);
     let nseg = segs.nseg as u64;
     let excl = i32::from(exclusive);
@@ -77,7 +77,7 @@ fn scan_parts<T: GpuScalar, M: BuiltinOp<T>>(
     carry: Option<&DeviceBuffer<T>>,
     exclusive: bool,
 ) -> Result<()> {
-    let func = ops_fn(gpu, &format!("seg_scan_blocks_{}_{}", M::NAME, T::SUFFIX))?;
+    let func = typed_fn::<T>(gpu, Typed::Scan, &format!("seg_scan_blocks_{}", M::NAME))?;
     let (off, _g, seg_len) = segs.view(gpu);
     let nseg = segs.nseg as u64;
     let excl = i32::from(exclusive);

@@ -1,8 +1,10 @@
 // Single-pass decoupled look-back scans of one array (no heads), deterministic.
 // Entry points: scan_lookback_<op>_<type>, and for the network study scan_lookback_add_f32_{ks,sk,lf}.
+// One module per element type (scan_lookback_<type>.cu: HK_SCAN_OPS_OF(HK_LOOKBACK_PLAIN, <type>),
+// 4 entry points); the network variants are in scan_networks.cu.
+#pragma once
 #include "scan_lookback.cuh"
 #include "scan_instances.cuh"
-
 
 #define HK_LOOKBACK_PLAIN(OPNAME, OPT, SFX, V, P)                                                          \
     extern "C" __global__ void __launch_bounds__(HK_SCAN_THREADS)                                         \
@@ -11,7 +13,6 @@
         scan_lookback_tile<V, OPT<V>, HK_SCAN_THREADS, P, KOGGE_STONE, HEADS_NONE>(                         \
             in, out, n, row_len, offsets, n_offsets, status, values, exclusive);                           \
     }
-HK_SCAN_INSTANCES(HK_LOOKBACK_PLAIN)
 
 #define HK_LOOKBACK_NET(NAME, NET)                                                                         \
     extern "C" __global__ void __launch_bounds__(HK_SCAN_THREADS)                                         \
@@ -20,6 +21,3 @@ HK_SCAN_INSTANCES(HK_LOOKBACK_PLAIN)
         scan_lookback_tile<float, AddOp<float>, HK_SCAN_THREADS, 16, NET, HEADS_NONE>(                      \
             in, out, n, row_len, offsets, n_offsets, status, values, exclusive);                           \
     }
-HK_LOOKBACK_NET(ks, KOGGE_STONE)
-HK_LOOKBACK_NET(sk, SKLANSKY)
-HK_LOOKBACK_NET(lf, LADNER_FISCHER)

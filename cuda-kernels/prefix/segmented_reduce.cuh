@@ -5,6 +5,9 @@
 // segments of `seg_len`. Every lane folds its strided elements left to right and lanes combine
 // by a butterfly: the result is exact for integers and for Min/Max, and within rounding of the
 // sequential fold for float sums and products (the operators are commutative).
+// One module per element type (segmented_reduce_<type>.cu: HK_SCAN_OPS_OF(HK_SEG_REDUCE, <type>),
+// 20 entry points).
+#pragma once
 #include "scan_ops.cuh"
 #include "scan_instances.cuh"
 
@@ -95,4 +98,3 @@ __device__ void seg_reduce_blocks(const V* x, const u64* offsets, u64 seg_len, u
         const V* x, const u64* off, u64 seg_len, u64 nseg, u64 parts, V* out) {                            \
         seg_reduce_blocks<V, OPT<V> >(x, off, seg_len, nseg, parts, out);                                  \
     }
-HK_SCAN_INSTANCES(HK_SEG_REDUCE)
