@@ -42,9 +42,11 @@
 //! # Ok::<(), prefix_ops::Error>(())
 //! ```
 
+mod avx512;
 mod cpu;
 pub mod emulate;
 pub mod gpu;
+mod isa;
 mod key;
 pub mod network;
 mod quick;
@@ -55,7 +57,7 @@ mod tuning;
 
 pub use cpu::{
     CpuPlan, MSD_DIGIT_BITS, NETWORK_MAX_LEN, PAR_DIGIT_BITS, QUICK_MAX_LEN, RADIX_PAR_MIN, RADIX_ROW_MIN,
-    SEQ_DIGIT_BITS, plan_cpu, plan_cpu_with,
+    SEQ_DIGIT_BITS, WIDE_NET_MIN, plan_cpu, plan_cpu_with,
 };
 pub use key::{SortBits, SortKey, SortValue};
 pub use tuning::{KERNEL as TUNING_KERNEL, SortTuning};
