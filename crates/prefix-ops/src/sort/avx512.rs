@@ -252,13 +252,13 @@ mod x86 {
             // Per 128-bit lane k: t[2i] = (a0 b0 a1 b1), t[2i+1] = (a2 b2 a3 b3) of rows 2i, 2i+1.
             let t: [__m512i; 16] = std::array::from_fn(|i| {
                 let (a, b) = (r[i & !1], r[i | 1]);
-                if i % 2 == 0 { _mm512_unpacklo_epi32(a, b) } else { _mm512_unpackhi_epi32(a, b) }
+                if i.is_multiple_of(2) { _mm512_unpacklo_epi32(a, b) } else { _mm512_unpackhi_epi32(a, b) }
             });
             // u[4g + e], lane k: element 4k + e of rows 4g .. 4g + 4.
             let u: [__m512i; 16] = std::array::from_fn(|i| {
                 let (g, e) = (i / 4, i % 4);
                 let (a, b) = (t[4 * g + e / 2], t[4 * g + 2 + e / 2]);
-                if e % 2 == 0 { _mm512_unpacklo_epi64(a, b) } else { _mm512_unpackhi_epi64(a, b) }
+                if e.is_multiple_of(2) { _mm512_unpacklo_epi64(a, b) } else { _mm512_unpackhi_epi64(a, b) }
             });
             // w[8 p + 4 h + e]: 128-bit lanes (2h, 2h + 1) of u[8p + e] then of u[8p + 4 + e].
             let w: [__m512i; 16] = std::array::from_fn(|i| {
@@ -271,7 +271,7 @@ mod x86 {
                 let (k, e) = (j / 4, j % 4);
                 let h = k / 2;
                 let (a, b) = (w[4 * h + e], w[8 + 4 * h + e]);
-                if k % 2 == 0 {
+                if k.is_multiple_of(2) {
                     _mm512_shuffle_i32x4::<0x88>(a, b)
                 } else {
                     _mm512_shuffle_i32x4::<0xDD>(a, b)
