@@ -1,11 +1,13 @@
 //! The vectorised CPU sort paths against the standard library's stable sort: the register
 //! network of 64, 128 and 256 keys and the AVX2 quicksort above it (32-bit keys; 64-bit keys and
 //! CPUs without AVX2 take the other paths, which these tests cover too), and the whole-array
-//! sort's most-significant-digit scatter with skewed, narrow and constant keys.
+//! sort's most-significant-digit scatter with skewed, narrow and constant keys. On AVX-512 CPUs
+//! these run the AVX-512 network and partition; `HETKIT_SORT_ISA=avx2` (or `scalar`) runs the
+//! same tests on the fallbacks.
 
 mod sort_common;
 
-use prefix_ops::sort::{self, Order, RADIX_PAR_MIN};
+use prefix_ops::sort::{self, Order, RADIX_PAR_MIN, SortTuning};
 use proptest::prelude::*;
 use rand::Rng;
 use sort_common::*;
@@ -60,6 +62,32 @@ fn quicksort_rows_above_the_network() {
         check_rows::<f32>(&mut rng, row_len, 2, &SHAPES);
     }
     check_rows::<i64>(&mut rng, 1031, 2, &SHAPES);
+}
+
+/// `sort::rows_with` under every AVX-512 network threshold of the tuning space (on CPUs without
+/// AVX-512 the threshold is ignored, and the same lengths cover the AVX2 paths).
+#[test]
+fn every_wide_network_threshold_sorts_rows() {
+    let mut rng = hetkit_testkit::rng("every_wide_network_threshold_sorts_rows");
+    for wide_net_min in [2, 65, 129, 193, 257] {
+        let tuning = SortTuning { wide_net_min, ..SortTuning::DEFAULT };
+        for row_len in [65, 96, 100, 128, 129, 192, 200, 256, 1031] {
+            for &shape in &SHAPES {
+                for order in ORDERS {
+                    let input: Vec<f32> = make(&mut rng, row_len * 3, shape);
+                    let mut want = input.clone();
+                    reference(&mut want, &row_offsets(input.len(), row_len), order);
+                    let mut got = input;
+                    sort::rows_with(&mut got, row_len, order, &tuning).unwrap();
+                    assert_same_keys(
+                        &got,
+                        &want,
+                        &format!("wide {wide_net_min}, rows {row_len} {shape:?} {order:?}"),
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// Whole arrays past `RADIX_PAR_MIN` of `n` keys built by `f` from a random `u64` and the

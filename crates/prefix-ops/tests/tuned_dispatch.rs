@@ -85,7 +85,8 @@ const TRI_G: usize = 64;
 const TUNED_TRI: TridiagonalTuning =
     TridiagonalTuning { solver: FastSolver::Sequential, task_values: 1 << 9, lane_block_max: 64 };
 
-const TUNED_SORT: SortTuning = SortTuning { network_max_len: 8, radix_row_min: 64, radix_par_min: 1 << 20 };
+const TUNED_SORT: SortTuning =
+    SortTuning { network_max_len: 8, radix_row_min: 64, radix_par_min: 1 << 20, ..SortTuning::DEFAULT };
 
 static COMBINES: AtomicUsize = AtomicUsize::new(0);
 

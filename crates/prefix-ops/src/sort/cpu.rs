@@ -40,6 +40,13 @@ pub use super::radix::{MSD_DIGIT_BITS, PAR_DIGIT_BITS, SEQ_DIGIT_BITS};
 /// whatever the radix threshold says.
 pub const QUICK_MAX_LEN: usize = 1 << 16;
 
+/// On AVX-512 CPUs, parts of the vectorised quicksort (and rows) of 32-bit keys from this
+/// length up to 256 sort in the AVX-512 networks (64, 128 or 256 keys in 4, 8 or 16 registers),
+/// shorter ones in the AVX2 networks (64 or 128 keys in 8 or 16 registers). A tuning parameter;
+/// the default sends every part to AVX-512, whose networks hold their keys in half the registers
+/// and compile to straight-line code.
+pub const WIDE_NET_MIN: usize = 2;
+
 /// Keys per rayon task when rows are short, so a task amortises its scheduling cost.
 const KEYS_PER_TASK: usize = 1 << 14;
 
@@ -222,7 +229,7 @@ fn split_buckets<E>(b: &super::radix::Buckets<E>) -> Vec<&[E]> {
 
 /// Sorts the keys of one bucket `src` into `dst` (as long) on the calling thread.
 fn bucket_keys<K: SortKey>(src: &[K], dst: &mut [K], flip: K::Bits, s: &mut RowScratch<K>, t: &SortTuning) {
-    if src.len() > t.network_len() && quick_bits(src, flip, s) {
+    if src.len() > t.network_len() && quick_bits(src, flip, s, t) {
         return from_bits(dst, &s.bits, flip);
     }
     dst.copy_from_slice(src);
@@ -241,10 +248,28 @@ pub(super) fn whole_by_key<K: SortKey, V: Copy + Send + Sync>(
         return;
     }
     if size_of::<V>() <= size_of::<u64>() || keys.len() > u32::MAX as usize {
-        // Small values ride along with their keys: one stream to scatter, no gather.
-        let mut pairs: Vec<(K, V)> = keys.par_iter().copied().zip(values.par_iter().copied()).collect();
-        sort_stable(&mut pairs, K::Bits::BITS, &|p: &(K, V)| radix_key(&p.0, flip));
-        unzip_into(&pairs, keys, values, |p| *p);
+        // Small values ride along with their keys: the scatter packs `(key, value)` pairs as it
+        // reads both slices, and each bucket's sort writes them back apart, so the data crosses
+        // memory twice, as keys alone do (no pass builds or splits pairs).
+        let key = |p: &(K, V)| radix_key(&p.0, flip);
+        let src = super::radix::Zipped(&*keys, &*values);
+        let Some(b) = super::radix::scatter_msd_from(&src, K::Bits::BITS, &key) else { return };
+        let dst = split_segments(keys, &b.starts).into_par_iter().zip(split_segments(values, &b.starts));
+        dst.zip(split_buckets(&b)).for_each_init(
+            || (Vec::new(), Vec::new()),
+            |(buf, tmp), ((kd, vd), src)| {
+                buf.clear();
+                buf.extend_from_slice(src);
+                if buf.len() > MSD_BUCKET_MAX {
+                    super::radix::sort_par(buf, K::Bits::BITS, key);
+                } else {
+                    super::radix::sort_seq(buf, tmp, K::Bits::BITS, key);
+                }
+                for ((k, v), &(pk, pv)) in kd.iter_mut().zip(vd.iter_mut()).zip(buf.iter()) {
+                    (*k, *v) = (pk, pv);
+                }
+            },
+        );
     } else {
         // Large values move once: sort (key, position) pairs, then gather.
         let mut tagged: Vec<(K, u32)> = keys.par_iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
@@ -288,7 +313,7 @@ fn row_keys<K: SortKey>(row: &mut [K], flip: K::Bits, s: &mut RowScratch<K>, t: 
     if len <= t.network_len() {
         return network_keys(row, flip);
     }
-    if len <= QUICK_MAX_LEN && quick_keys(row, flip, s) {
+    if len <= QUICK_MAX_LEN && quick_keys(row, flip, s, t) {
         return;
     }
     if len < t.radix_row_min {
@@ -337,8 +362,8 @@ pub(super) fn network_keys<K: SortKey>(row: &mut [K], flip: K::Bits) {
 
 /// One row of 32-bit keys by the vectorised quicksort on the ordered bits (AVX2). Returns
 /// `false`, touching nothing, where it does not apply (64-bit keys, no AVX2).
-fn quick_keys<K: SortKey>(row: &mut [K], flip: K::Bits, s: &mut RowScratch<K>) -> bool {
-    let sorted = quick_bits(row, flip, s);
+fn quick_keys<K: SortKey>(row: &mut [K], flip: K::Bits, s: &mut RowScratch<K>, t: &SortTuning) -> bool {
+    let sorted = quick_bits(row, flip, s, t);
     if sorted {
         from_bits(row, &s.bits, flip);
     }
@@ -347,7 +372,7 @@ fn quick_keys<K: SortKey>(row: &mut [K], flip: K::Bits, s: &mut RowScratch<K>) -
 
 /// The ordered bits of `src`, sorted by the vectorised quicksort, into `s.bits`; `false`
 /// where that sort does not apply (64-bit keys, no AVX2).
-fn quick_bits<K: SortKey>(src: &[K], flip: K::Bits, s: &mut RowScratch<K>) -> bool {
+fn quick_bits<K: SortKey>(src: &[K], flip: K::Bits, s: &mut RowScratch<K>, t: &SortTuning) -> bool {
     if !super::quick::available::<K>() {
         return false;
     }
@@ -357,7 +382,7 @@ fn quick_bits<K: SortKey>(src: &[K], flip: K::Bits, s: &mut RowScratch<K>) -> bo
         return false;
     };
     s.tmp32.resize(src.len(), 0);
-    super::quick::sort(bits, &mut s.tmp32);
+    super::quick::sort(bits, &mut s.tmp32, t.wide_net_min);
     true
 }
 

@@ -21,8 +21,9 @@
 //!
 //! On the CPU, short rows go through a branch-free bitonic network ([`network`], in AVX2
 //! registers where available); longer rows of 32-bit keys on AVX2 CPUs through the comb network
-//! on one row in registers (up to 256 keys) or a vectorised quicksort down to it (up to
-//! [`QUICK_MAX_LEN`]); other medium rows through `sort_unstable`, longer ones through a
+//! on one row in registers (up to 256 keys; in AVX-512 registers where the CPU has them, from
+//! [`WIDE_NET_MIN`] keys) or a vectorised quicksort down to it (up to [`QUICK_MAX_LEN`]; sixteen
+//! keys a step with AVX-512; `HETKIT_SORT_ISA=avx2` or `scalar` caps the instruction set); other medium rows through `sort_unstable`, longer ones through a
 //! one-thread LSD radix sort each; whole arrays through one parallel MSD scatter into
 //! cache-sized buckets, each then sorted on one thread. [`plan_cpu`] is the dispatcher. The GPU versions live in [`gpu`]; [`emulate`] is a CPU model
 //! of the GPU kernel's schedule.
@@ -42,9 +43,11 @@
 //! # Ok::<(), prefix_ops::Error>(())
 //! ```
 
+mod avx512;
 mod cpu;
 pub mod emulate;
 pub mod gpu;
+mod isa;
 mod key;
 pub mod network;
 mod quick;
@@ -55,7 +58,7 @@ mod tuning;
 
 pub use cpu::{
     CpuPlan, MSD_DIGIT_BITS, NETWORK_MAX_LEN, PAR_DIGIT_BITS, QUICK_MAX_LEN, RADIX_PAR_MIN, RADIX_ROW_MIN,
-    SEQ_DIGIT_BITS, plan_cpu, plan_cpu_with,
+    SEQ_DIGIT_BITS, WIDE_NET_MIN, plan_cpu, plan_cpu_with,
 };
 pub use key::{SortBits, SortKey, SortValue};
 pub use tuning::{KERNEL as TUNING_KERNEL, SortTuning};

@@ -1,5 +1,6 @@
-//! Vectorised quicksort of 32-bit ordered bits (AVX2): partitions eight keys at a time, hands
-//! parts of at most 256 keys to the register network ([`super::regnet`]).
+//! Vectorised quicksort of 32-bit ordered bits: partitions eight keys at a time (AVX2) or
+//! sixteen (AVX-512F, [`super::avx512`]), hands parts of at most 256 keys to a register network
+//! ([`super::regnet`], or with AVX-512F the networks of [`super::avx512`]).
 //!
 //! A partition compares a register of keys with the pivot, turns the comparison into an 8-bit
 //! mask and permutes the register through a 256-entry table so that the keys `<= pivot` come
@@ -13,32 +14,44 @@
 
 use super::key::{SortBits, SortKey};
 
-/// True when [`sort`] runs for keys `K`: 32-bit keys on a CPU with AVX2.
+use super::isa::{Isa, isa};
+
+/// True when [`sort`] runs for keys `K`: 32-bit keys on a CPU with AVX2 (see [`super::isa`]).
 pub(super) fn available<K: SortKey>() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if K::Bits::BITS == 32 && std::arch::is_x86_feature_detected!("avx2") {
-        return true;
-    }
-    false
+    K::Bits::BITS == 32 && isa() >= Isa::Avx2
 }
 
-/// Sorts `keys` ascending; `tmp` is scratch, at least as long.
+/// Sorts `keys` ascending with the widest instructions [`isa`] allows; `tmp` is scratch, at
+/// least as long. Parts of at least `wide_net_min` keys (up to 256) take the AVX-512 network
+/// where the CPU has one ([`super::SortTuning::wide_net_min`]).
 ///
 /// # Panics
 /// When [`available`] is false for 32-bit keys (no AVX2), or `tmp` is too short.
-pub(super) fn sort(keys: &mut [u32], tmp: &mut [u32]) {
-    assert!(available::<u32>(), "the vectorised quicksort needs AVX2");
+pub(super) fn sort(keys: &mut [u32], tmp: &mut [u32], wide_net_min: usize) {
+    sort_with(keys, tmp, isa(), wide_net_min);
+}
+
+/// [`sort`] with the instruction set given (at most what the CPU has): how the tests reach
+/// the AVX2 path on an AVX-512 CPU.
+///
+/// # Panics
+/// When `with` is below AVX2 or above [`isa`], or `tmp` is too short.
+pub(super) fn sort_with(keys: &mut [u32], tmp: &mut [u32], with: Isa, wide_net_min: usize) {
+    assert!(Isa::Avx2 <= with && with <= isa(), "the vectorised quicksort needs AVX2");
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: the CPU has AVX2 (asserted).
+    // SAFETY: the CPU has AVX2, and AVX-512F where `with` says so (asserted).
     unsafe {
-        x86::sort(keys, tmp)
+        x86::sort(keys, tmp, x86::Wide { partition: with == Isa::Avx512, net_min: wide_net_min })
     };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (keys, tmp, wide_net_min);
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
 
+    use super::super::avx512;
     use super::super::regnet::{self, MAX_KEYS};
 
     /// Lanes of a register.
@@ -72,63 +85,111 @@ mod x86 {
         t
     };
 
-    /// Sorts `keys` ascending; `tmp` is scratch of at least `keys.len()` elements.
+    /// Sorts `keys` ascending; `tmp` is scratch of at least `keys.len()` elements. `wide`: where
+    /// AVX-512F applies.
     ///
     /// # Safety
-    /// The CPU must support AVX2.
+    /// The CPU must support AVX2, and AVX-512F when `wide.partition`.
     #[target_feature(enable = "avx2")]
-    pub(crate) unsafe fn sort(keys: &mut [u32], tmp: &mut [u32]) {
+    pub(crate) unsafe fn sort(keys: &mut [u32], tmp: &mut [u32], wide: Wide) {
         let n = keys.len();
         let depth = 2 * (usize::BITS - n.leading_zeros());
-        sort_in_place(keys, &mut tmp[..n], depth);
+        sort_in_place(keys, &mut tmp[..n], depth, wide);
     }
 
     /// Sorts `a` where it lies, `b` (as long) as scratch.
     #[target_feature(enable = "avx2")]
-    fn sort_in_place(a: &mut [u32], b: &mut [u32], depth: u32) {
+    fn sort_in_place(a: &mut [u32], b: &mut [u32], depth: u32, wide: Wide) {
         let n = a.len();
         if n <= 1 {
             return;
         }
         if n <= MAX_KEYS {
-            // SAFETY: AVX2 is enabled here.
-            return unsafe { regnet::sort_in_place(a) };
+            return base_in_place(a, wide);
         }
         if depth == 0 {
             return a.sort_unstable();
         }
-        let Some(left) = split(a, b) else { return };
+        let Some(left) = split(a, b, wide) else { return };
         let (al, ar) = a.split_at_mut(left);
         let (bl, br) = b.split_at_mut(left);
-        sort_to(bl, al, depth - 1);
-        sort_to(br, ar, depth - 1);
+        sort_to(bl, al, depth - 1, wide);
+        sort_to(br, ar, depth - 1, wide);
     }
 
     /// Sorts the keys of `a` into `b` (as long); `a` is left as scratch.
     #[target_feature(enable = "avx2")]
-    fn sort_to(a: &mut [u32], b: &mut [u32], depth: u32) {
+    fn sort_to(a: &mut [u32], b: &mut [u32], depth: u32, wide: Wide) {
         let n = a.len();
         if n <= MAX_KEYS {
-            // SAFETY: AVX2 is enabled here.
-            return unsafe { regnet::sort_into(a, b) };
+            return base_into(a, b, wide);
         }
         if depth == 0 {
             b.copy_from_slice(a);
             return b.sort_unstable();
         }
-        let Some(left) = split(a, b) else { return b.copy_from_slice(a) };
+        let Some(left) = split(a, b, wide) else { return b.copy_from_slice(a) };
         let (al, ar) = a.split_at_mut(left);
         let (bl, br) = b.split_at_mut(left);
-        sort_in_place(bl, al, depth - 1);
-        sort_in_place(br, ar, depth - 1);
+        sort_in_place(bl, al, depth - 1, wide);
+        sort_in_place(br, ar, depth - 1, wide);
+    }
+
+    /// Where AVX-512F applies: the partition, and parts of at least `net_min` keys (up to
+    /// [`MAX_KEYS`]), which the AVX-512 networks hold in half the registers.
+    #[derive(Clone, Copy)]
+    pub(crate) struct Wide {
+        /// Partition sixteen keys at a time (AVX-512F) instead of eight.
+        pub(crate) partition: bool,
+        /// The shortest part for the AVX-512 network (only where `partition`, i.e. AVX-512F).
+        pub(crate) net_min: usize,
+    }
+
+    impl Wide {
+        /// Whether a part of `n <= MAX_KEYS` keys goes to the AVX-512 network.
+        fn net(self, n: usize) -> bool {
+            self.partition && n >= self.net_min
+        }
+    }
+
+    /// A part of at most [`MAX_KEYS`] keys, sorted where it lies.
+    #[target_feature(enable = "avx2")]
+    fn base_in_place(a: &mut [u32], wide: Wide) {
+        if wide.net(a.len()) {
+            // SAFETY: `wide` only where the CPU has AVX-512F (the callers' contract).
+            unsafe { avx512::net_sort_in_place(a) }
+        } else {
+            // SAFETY: AVX2 is enabled here.
+            unsafe { regnet::sort_in_place(a) }
+        }
+    }
+
+    /// A part of at most [`MAX_KEYS`] keys of `a`, sorted into `b`.
+    #[target_feature(enable = "avx2")]
+    fn base_into(a: &[u32], b: &mut [u32], wide: Wide) {
+        if wide.net(a.len()) {
+            // SAFETY: as in `base_in_place`.
+            unsafe { avx512::net_sort_into(a, b) }
+        } else {
+            // SAFETY: AVX2 is enabled here.
+            unsafe { regnet::sort_into(a, b) }
+        }
     }
 
     /// Partitions `src` into `dst` around a sampled pivot: `dst[..left] <= dst[left..]`, both
     /// parts non-empty. `None` when every key of `src` is the same (nothing written).
     #[target_feature(enable = "avx2")]
-    fn split(src: &[u32], dst: &mut [u32]) -> Option<usize> {
+    fn split(src: &[u32], dst: &mut [u32], wide: Wide) -> Option<usize> {
+        let mut part = |pivot| {
+            if wide.partition {
+                // SAFETY: as in `base_in_place`.
+                unsafe { avx512::partition(src, dst, pivot) }
+            } else {
+                partition(src, dst, pivot)
+            }
+        };
         let pivot = sample_pivot(src);
-        let (left, min, max) = partition(src, dst, pivot);
+        let (left, min, max) = part(pivot);
         if min == max {
             return None;
         }
@@ -137,7 +198,7 @@ mod x86 {
         }
         // Every key was <= the pivot, a sampled key, so the pivot is the maximum and above the
         // minimum: splitting off the keys equal to it leaves two non-empty parts.
-        Some(partition(src, dst, pivot - 1).0)
+        Some(part(pivot - 1).0)
     }
 
     /// The median of nine keys spread over `src` (at least nine keys long).
@@ -251,18 +312,22 @@ mod tests {
         ]
     }
 
+    /// Every instruction set the CPU offers the quicksort: AVX2, and AVX-512F where present.
+    fn levels() -> Vec<Isa> {
+        [Isa::Avx2, Isa::Avx512].into_iter().filter(|&l| l <= isa()).collect()
+    }
+
     #[test]
     fn awkward_lengths_and_shapes_against_std() {
-        if !available::<u32>() {
-            return;
-        }
-        for n in [0, 1, 9, 255, 256, 257, 263, 511, 512, 1000, 4096, 4099, 10007] {
-            for (what, input) in shapes(n) {
-                let mut want = input.clone();
-                want.sort_unstable();
-                let mut got = input;
-                sort(&mut got, &mut vec![0; n]);
-                assert_eq!(got, want, "{what}, n = {n}");
+        for level in levels() {
+            for n in [0, 1, 9, 128, 129, 200, 255, 256, 257, 263, 511, 512, 1000, 4096, 4099, 10007] {
+                for (what, input) in shapes(n) {
+                    let mut want = input.clone();
+                    want.sort_unstable();
+                    let mut got = input;
+                    sort_with(&mut got, &mut vec![0; n], level, crate::sort::WIDE_NET_MIN);
+                    assert_eq!(got, want, "{what}, n = {n}, {level:?}");
+                }
             }
         }
     }

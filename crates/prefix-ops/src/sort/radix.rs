@@ -131,7 +131,7 @@ where
                 .map(|(c, mut off)| {
                     // SAFETY: chunk t writes bucket b's positions off[b] .. off[b] + counts[t][b],
                     // which no other chunk writes, all below n; `dst` has room for n elements.
-                    unsafe { Self::scatter(c, &target, &mut off, p as u32 * D, key) }
+                    unsafe { Self::scatter(c.iter().copied(), &target, &mut off, p as u32 * D, key) }
                 })
                 .collect();
             if next.is_some() {
@@ -174,8 +174,15 @@ where
     /// # Safety
     /// For every bucket `b`, `dst[off[b] .. off[b] + (keys of chunk in b)]` must be valid for
     /// writes and written by no one else meanwhile.
-    unsafe fn scatter(chunk: &[E], t: &Target<E>, off: &mut [usize], shift: u32, key: &F) -> Vec<u32> {
-        let Some(&first) = chunk.first() else { return vec![0; t.chunks << D] };
+    unsafe fn scatter(
+        chunk: impl IntoIterator<Item = E>,
+        t: &Target<E>,
+        off: &mut [usize],
+        shift: u32,
+        key: &F,
+    ) -> Vec<u32> {
+        let mut chunk = chunk.into_iter().peekable();
+        let Some(&first) = chunk.peek() else { return vec![0; t.chunks << D] };
         let w = (LINE / size_of::<E>().max(1)).max(2);
         let dst = t.dst.ptr();
         let mut next = vec![0u32; if t.next_shift.is_some() { t.chunks << D } else { 0 }];
@@ -205,9 +212,9 @@ where
             }
         };
         for x in chunk {
-            let b = ((key(x) >> shift) & Self::MASK) as usize;
+            let b = ((key(&x) >> shift) & Self::MASK) as usize;
             let f = fill[b] as usize;
-            buf[b * w + f] = *x;
+            buf[b * w + f] = x;
             if f + 1 == w {
                 flush(b, lo[b] as usize, w, &mut next, &buf, base[b]);
                 base[b] = base[b].wrapping_add(w);
@@ -250,22 +257,70 @@ where
     E: Copy + Send + Sync,
     F: Fn(&E) -> u64 + Sync,
 {
+    scatter_msd_from(data, key_bits, key)
+}
+
+/// Where [`scatter_msd_from`] reads its elements: a slice, or keys and values side by side
+/// (which the scatter packs into pairs as it goes, sparing a pass that builds them).
+pub(crate) trait Source<E>: Sync {
+    /// How many elements.
+    fn len(&self) -> usize;
+    /// The first element, if any.
+    fn first(&self) -> Option<E>;
+    /// Elements `range`, in order.
+    fn range(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = E> + Send;
+}
+
+impl<E: Copy + Sync> Source<E> for [E] {
+    fn len(&self) -> usize {
+        <[E]>::len(self)
+    }
+    fn first(&self) -> Option<E> {
+        <[E]>::first(self).copied()
+    }
+    fn range(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = E> + Send {
+        self[range].iter().copied()
+    }
+}
+
+/// Keys and values of equal length, read as `(key, value)` pairs.
+pub(crate) struct Zipped<'a, K, V>(pub(crate) &'a [K], pub(crate) &'a [V]);
+
+impl<K: Copy + Sync, V: Copy + Sync> Source<(K, V)> for Zipped<'_, K, V> {
+    fn len(&self) -> usize {
+        self.0.len().min(self.1.len())
+    }
+    fn first(&self) -> Option<(K, V)> {
+        Some((*self.0.first()?, *self.1.first()?))
+    }
+    fn range(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = (K, V)> + Send {
+        self.0[range.clone()].iter().copied().zip(self.1[range].iter().copied())
+    }
+}
+
+/// [`scatter_msd`] reading from any [`Source`].
+pub(crate) fn scatter_msd_from<E, F, S>(data: &S, key_bits: u32, key: &F) -> Option<Buckets<E>>
+where
+    E: Copy + Send + Sync,
+    F: Fn(&E) -> u64 + Sync,
+    S: Source<E> + ?Sized,
+{
     const D: u32 = MSD_DIGIT_BITS;
     type P<E, F> = Par<E, F, D, 1>;
     let n = data.len();
-    let &first = data.first()?;
+    let first = data.first()?;
     let chunks = rayon::current_num_threads().max(n.div_ceil(u32::MAX as usize)).max(1);
     let chunk = n.div_ceil(chunks);
     let chunks = n.div_ceil(chunk);
+    let parts = || (0..chunks).into_par_iter().map(|t| data.range(t * chunk..((t + 1) * chunk).min(n)));
     let k0 = key(&first);
     let top = key_bits.saturating_sub(D);
-    let counted: Vec<(u64, Vec<u32>)> = data
-        .par_chunks(chunk)
+    let counted: Vec<(u64, Vec<u32>)> = parts()
         .map(|c| {
             let mut h = vec![0u32; 1 << D];
             let mut diff = 0;
             for x in c {
-                let k = key(x);
+                let k = key(&x);
                 diff |= k ^ k0;
                 h[((k >> top) & P::<E, F>::MASK) as usize] += 1;
             }
@@ -281,11 +336,11 @@ where
     let counts: Vec<Vec<u32>> = if shift == top {
         counted.into_iter().map(|(_, h)| h).collect()
     } else {
-        data.par_chunks(chunk)
+        parts()
             .map(|c| {
                 let mut h = vec![0u32; 1 << D];
                 for x in c {
-                    h[((key(x) >> shift) & P::<E, F>::MASK) as usize] += 1;
+                    h[((key(&x) >> shift) & P::<E, F>::MASK) as usize] += 1;
                 }
                 h
             })
@@ -294,7 +349,7 @@ where
     let global: Vec<usize> = (0..1 << D).map(|b| counts.iter().map(|h| h[b] as usize).sum()).collect();
     let mut out: Vec<E> = Vec::with_capacity(n);
     let target = Target { dst: Buffer(out.as_mut_ptr()), chunk, chunks, next_shift: None };
-    data.par_chunks(chunk).zip(chunk_offsets(&global, &counts)).for_each(|(c, mut off)| {
+    parts().zip(chunk_offsets(&global, &counts)).for_each(|(c, mut off)| {
         // SAFETY: chunk t writes bucket b's positions off[b] .. off[b] + counts[t][b], which no
         // other chunk writes, all below n; `out` has room for n elements.
         unsafe { P::<E, F>::scatter(c, &target, &mut off, shift, key) };

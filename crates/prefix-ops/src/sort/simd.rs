@@ -14,7 +14,7 @@ use super::key::{SortBits, SortKey};
 /// nothing, when this path does not apply: 64-bit keys, no AVX2, rows longer than 32.
 pub(super) fn sort_rows<K: SortKey>(keys: &mut [K], row_len: usize, flip: K::Bits) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if size_of::<K::Bits>() == 4 && row_len <= 32 && std::arch::is_x86_feature_detected!("avx2") {
+    if size_of::<K::Bits>() == 4 && row_len <= 32 && super::isa::isa() >= super::isa::Isa::Avx2 {
         let flip32 = flip.to_u64() as u32;
         // SAFETY: the CPU has AVX2 (checked just above).
         unsafe { x86::sort_rows_avx2(keys, row_len, flip32) };
