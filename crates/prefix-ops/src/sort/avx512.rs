@@ -290,19 +290,7 @@ mod x86 {
         let n = src.len();
         assert_eq!(dst.len(), n, "partition: destination length");
         let whole = n - n % LANES;
-        let (mut l, mut r) = (0usize, n);
-        let (mut lo, mut hi) = (u32::MAX, 0u32);
-        for &x in &src[whole..] {
-            lo = lo.min(x);
-            hi = hi.max(x);
-            if x > pivot {
-                r -= 1;
-                dst[r] = x;
-            } else {
-                dst[l] = x;
-                l += 1;
-            }
-        }
+        let (mut l, mut r, lo, hi) = super::super::quick::partition_tail(&src[whole..], dst, pivot);
         let p = _mm512_set1_epi32(pivot as i32);
         let (mut vlo, mut vhi) = (_mm512_set1_epi32(-1), _mm512_setzero_si512());
         let out = dst.as_mut_ptr();
@@ -338,19 +326,7 @@ mod tests {
         std::arch::is_x86_feature_detected!("avx512f")
     }
 
-    /// splitmix64 bits, so the test needs no generator crate.
-    fn bits(seed: u64, n: usize, modulus: u32) -> Vec<u32> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                let mut z = s;
-                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                ((z ^ (z >> 31)) as u32) % modulus
-            })
-            .collect()
-    }
+    use crate::sort::quick::test_bits as bits;
 
     #[test]
     fn the_transpose_moves_lane_j_of_register_i_to_lane_i_of_register_j() {

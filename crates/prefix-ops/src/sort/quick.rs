@@ -47,6 +47,43 @@ pub(super) fn sort_with(keys: &mut [u32], tmp: &mut [u32], with: Isa, wide_net_m
     let _ = (keys, tmp, wide_net_min);
 }
 
+/// Places the keys of `tail` (the last `tail.len()` keys of a partition's source) at the two
+/// ends of `dst`, `<= pivot` from the front and the others from the back, before the vector
+/// loop fills the middle; returns the next free slot at each end and the tail's minimum and
+/// maximum key.
+#[cfg(target_arch = "x86_64")]
+pub(super) fn partition_tail(tail: &[u32], dst: &mut [u32], pivot: u32) -> (usize, usize, u32, u32) {
+    let (mut l, mut r) = (0usize, dst.len());
+    let (mut lo, mut hi) = (u32::MAX, 0u32);
+    for &x in tail {
+        lo = lo.min(x);
+        hi = hi.max(x);
+        if x > pivot {
+            r -= 1;
+            dst[r] = x;
+        } else {
+            dst[l] = x;
+            l += 1;
+        }
+    }
+    (l, r, lo, hi)
+}
+
+/// splitmix64 bits, so the sort tests need no generator crate.
+#[cfg(all(test, target_arch = "x86_64"))]
+pub(super) fn test_bits(seed: u64, n: usize, modulus: u32) -> Vec<u32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) as u32) % modulus
+        })
+        .collect()
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
@@ -216,20 +253,8 @@ mod x86 {
         let n = src.len();
         assert_eq!(dst.len(), n, "partition: destination length");
         let whole = n - n % LANES;
-        let (mut l, mut r) = (0usize, n);
-        let (mut lo, mut hi) = (u32::MAX, 0u32);
         // The tail first, so that the vector loop always has a multiple of eight slots left.
-        for &x in &src[whole..] {
-            lo = lo.min(x);
-            hi = hi.max(x);
-            if x > pivot {
-                r -= 1;
-                dst[r] = x;
-            } else {
-                dst[l] = x;
-                l += 1;
-            }
-        }
+        let (mut l, mut r, lo, hi) = super::partition_tail(&src[whole..], dst, pivot);
         let bias = _mm256_set1_epi32(i32::MIN);
         let p = _mm256_xor_si256(_mm256_set1_epi32(pivot as i32), bias);
         let (mut vlo, mut vhi) = (_mm256_set1_epi32(-1), _mm256_setzero_si256());
@@ -283,18 +308,7 @@ mod x86 {
 mod tests {
     use super::*;
 
-    fn bits(seed: u64, n: usize, modulus: u32) -> Vec<u32> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                let mut z = s;
-                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                ((z ^ (z >> 31)) as u32) % modulus
-            })
-            .collect()
-    }
+    use super::test_bits as bits;
 
     /// Inputs that stress the pivot: random, few distinct, all equal, sorted, reversed, organ
     /// pipe, one distinct maximum, runs of the maximum.

@@ -247,19 +247,7 @@ mod x86 {
 mod tests {
     use super::*;
 
-    /// splitmix64 bits, so the test needs no generator crate.
-    fn bits(seed: u64, n: usize, modulus: u32) -> Vec<u32> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                let mut z = s;
-                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                ((z ^ (z >> 31)) as u32) % modulus
-            })
-            .collect()
-    }
+    use crate::sort::quick::test_bits as bits;
 
     #[test]
     fn every_length_up_to_256_against_std() {
