@@ -117,6 +117,42 @@ fn parallel_radix_sort_of_whole_arrays() {
     });
 }
 
+/// Keys whose top varying digit leaves most of them in one bucket: floats spread uniformly over
+/// `[0, 1e6)` (half of them share one exponent), and integers of which nine in ten share their
+/// top twelve bits; the big buckets are scattered again on the digits below.
+#[test]
+fn skewed_whole_arrays_sort_their_big_buckets_by_lower_digits() {
+    on_threads(3, || {
+        let mut rng = hetkit_testkit::rng("skewed_whole_arrays");
+        let n = 300_007;
+        let floats: Vec<f32> = (0..n).map(|_| rng.random_range(0.0f32..1.0e6)).collect();
+        let ints: Vec<u64> = (0..n)
+            .map(|i| {
+                let low: u64 = rng.random_range(0..1u64 << 40);
+                if i % 10 == 0 { rng.random() } else { 0xABC0_0000_0000_0000 | low }
+            })
+            .collect();
+        for order in [Order::Ascending, Order::Descending] {
+            let mut got = floats.clone();
+            sort::whole(&mut got, order);
+            let mut want = floats.clone();
+            want.sort_by(f32::total_cmp);
+            if order.is_descending() {
+                want.reverse();
+            }
+            assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "f32 {order:?}");
+            let mut got = ints.clone();
+            sort::whole(&mut got, order);
+            let mut want = ints.clone();
+            want.sort_unstable();
+            if order.is_descending() {
+                want.reverse();
+            }
+            assert_eq!(got, want, "u64 {order:?}");
+        }
+    });
+}
+
 #[test]
 fn few_long_rows_and_segments_sort_in_parallel() {
     on_threads(2, || {
