@@ -752,12 +752,16 @@ mod tests {
         assert_eq!(ptx_params(ptx, &name).as_deref(), Some(&[8, 8, 8, 8, 4][..]), "{name}");
     }
 
-    macro_rules! entries_for {
-        ($($t:ty),*) => {$(
-            check_entries::<$t, Add>();
-            check_entries::<$t, Mul>();
-            check_entries::<$t, Min>();
-            check_entries::<$t, Max>();
+    /// Calls `check::<T, Op>()` for every element type and built-in operator.
+    macro_rules! for_every_type_and_op {
+        ($check:ident) => {
+            for_every_type_and_op!($check: i32, u32, i64, u64, f32, f64)
+        };
+        ($check:ident: $($t:ty),*) => {$(
+            $check::<$t, Add>();
+            $check::<$t, Mul>();
+            $check::<$t, Min>();
+            $check::<$t, Max>();
         )*};
     }
 
@@ -795,15 +799,7 @@ mod tests {
 
     #[test]
     fn every_kernel_the_host_names_is_in_its_types_module() {
-        macro_rules! modules_for {
-            ($($t:ty),*) => {$(
-                check_modules::<$t, Add>();
-                check_modules::<$t, Mul>();
-                check_modules::<$t, Min>();
-                check_modules::<$t, Max>();
-            )*};
-        }
-        modules_for!(i32, u32, i64, u64, f32, f64);
+        for_every_type_and_op!(check_modules);
         let study = source_entries(NETWORKS_MODULE);
         for net in [Network::Sklansky, Network::LadnerFischer, Network::KoggeStone] {
             for kernel in [Kernel::Lookback, Kernel::RowsWarpLarge] {
@@ -829,7 +825,7 @@ mod tests {
             println!("SKIPPED: no nvcc PTX in this build");
             return;
         }
-        entries_for!(i32, u32, i64, u64, f32, f64);
+        for_every_type_and_op!(check_entries);
         for net in [Network::KoggeStone, Network::Sklansky, Network::LadnerFischer] {
             for kernel in [Kernel::Lookback, Kernel::RowsWarpLarge] {
                 let (module, name) = builtin_kernel_name::<f32, Add>(kernel, Layout::Array, net);
