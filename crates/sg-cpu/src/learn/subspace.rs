@@ -29,6 +29,10 @@ use super::tuning::SubspaceTuning;
 use super::{check_len, check_operator_input};
 use crate::error::{Error, Result};
 
+mod lockstep;
+
+use lockstep::Last;
+
 /// Marks a possible point of a subspace that the grid does not hold.
 pub const MISSING: u32 = u32::MAX;
 
@@ -59,8 +63,17 @@ pub struct SubspaceOperator {
     /// Every possible point of every subspace is in the grid (a regular grid): no point can
     /// skip, so a chunk walks in lockstep.
     full: bool,
+    /// Deepest level per dimension (rows of the lockstep walk's tables).
+    max_level: Vec<u32>,
+    /// Slot of each grid point, when the subspace arrays are at most [`DENSE_RATIO`] times
+    /// the grid: the lockstep products then gather from and scatter into vectors in slot
+    /// order, without the slot-to-grid-point indirection and its test for missing points.
+    position: Option<Vec<u32>>,
     tuning: SubspaceTuning,
 }
+
+/// Largest ratio of slots to grid points for which products run in slot order.
+const DENSE_RATIO: usize = 4;
 
 /// Per data point state while a chunk walks the subspaces.
 struct Walk {
@@ -101,6 +114,8 @@ impl SubspaceOperator {
             skip_changed: Vec::new(),
             consistent: grid.is_consistent(),
             full: false,
+            max_level: vec![1; d],
+            position: None,
             tuning,
         };
         for &g in &order {
@@ -114,6 +129,18 @@ impl SubspaceOperator {
         }
         op.annotate();
         op.full = !op.slots.contains(&MISSING);
+        for l in op.levels.chunks(d) {
+            op.max_level.iter_mut().zip(l).for_each(|(m, &l)| *m = (*m).max(l));
+        }
+        if op.slots.len() <= DENSE_RATIO * n {
+            let mut position = vec![0u32; n];
+            for (slot, &g) in op.slots.iter().enumerate() {
+                if g != MISSING {
+                    position[g as usize] = slot as u32;
+                }
+            }
+            op.position = Some(position);
+        }
         Ok(op)
     }
 
@@ -197,10 +224,23 @@ impl SubspaceOperator {
         check_len("alpha", self.n, alpha.len())?;
         check_len("output (B alpha)", self.m, out.len())?;
         let chunk = self.tuning.chunk_size;
-        out.par_chunks_mut(chunk).enumerate().for_each(|(c, out)| {
-            out.fill(0.0);
-            self.walk(c * chunk, out.len(), |o, g, e| out[o] += alpha[g] * e);
-        });
+        if self.position.is_some() && self.lockstep() {
+            let a: Vec<f64> =
+                self.slots.iter().map(|&g| if g == MISSING { 0.0 } else { alpha[g as usize] }).collect();
+            out.par_chunks_mut(chunk).enumerate().for_each(|(c, out)| {
+                out.fill(0.0);
+                self.walk_lockstep(c * chunk, out.len(), |_, last| {
+                    for (o, y) in out.iter_mut().enumerate() {
+                        *y += a[last.slot(o)] * last.value(o);
+                    }
+                });
+            });
+        } else {
+            out.par_chunks_mut(chunk).enumerate().for_each(|(c, out)| {
+                out.fill(0.0);
+                self.walk(c * chunk, out.len(), |o, g, e| out[o] += alpha[g] * e);
+            });
+        }
         Ok(())
     }
 
@@ -211,18 +251,44 @@ impl SubspaceOperator {
     pub fn mult_transpose(&self, v: &[f64], out: &mut [f64]) -> Result<()> {
         check_len("v", self.m, v.len())?;
         check_len("output (B^T v)", self.n, out.len())?;
+        match (&self.position, self.lockstep()) {
+            (Some(position), true) => {
+                let acc = self.accumulate(self.slots.len(), |begin, len, acc| {
+                    let v = &v[begin..begin + len];
+                    self.walk_lockstep(begin, len, |_, last| {
+                        for (o, &vo) in v.iter().enumerate() {
+                            acc[last.slot(o)] += vo * last.value(o);
+                        }
+                    });
+                });
+                out.iter_mut().zip(position).for_each(|(o, &p)| *o = acc[p as usize]);
+            }
+            _ => {
+                let acc = self.accumulate(self.n, |begin, len, acc| {
+                    self.walk(begin, len, |o, g, e| acc[g] += v[begin + o] * e);
+                });
+                out.copy_from_slice(&acc);
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `add(begin, len, acc)` over the chunks of data points in a few rayon tasks per
+    /// thread, each adding into its own zeroed array of `size`, and returns their sum: no two
+    /// tasks write one entry, so the transposed products need neither locks nor atomics.
+    fn accumulate(&self, size: usize, add: impl Fn(usize, usize, &mut [f64]) + Sync) -> Vec<f64> {
         let chunk = self.tuning.chunk_size;
         let parts = (rayon::current_num_threads() * 2).min(self.m.div_ceil(chunk)).max(1);
         let per_part = self.m.div_ceil(chunk).div_ceil(parts) * chunk;
-        let partial = (0..parts)
+        (0..parts)
             .into_par_iter()
             .map(|p| {
-                let mut acc = vec![0.0; self.n];
+                let mut acc = vec![0.0; size];
                 let end = ((p + 1) * per_part).min(self.m);
                 let mut begin = p * per_part;
                 while begin < end {
                     let len = chunk.min(end - begin);
-                    self.walk(begin, len, |o, g, e| acc[g] += v[begin + o] * e);
+                    add(begin, len, &mut acc);
                     begin += len;
                 }
                 acc
@@ -230,12 +296,13 @@ impl SubspaceOperator {
             .reduce_with(|mut a, b| {
                 a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
                 a
-            });
-        match partial {
-            Some(p) => out.copy_from_slice(&p),
-            None => out.fill(0.0),
-        }
-        Ok(())
+            })
+            .unwrap_or_else(|| vec![0.0; size])
+    }
+
+    /// Whether the walk runs in lockstep (see [`walk`](Self::walk)).
+    fn lockstep(&self) -> bool {
+        self.full || !(self.tuning.skipping && self.consistent)
     }
 
     /// [`walk`](Self::walk) for the assembled operator, which records what it visits.
@@ -249,63 +316,20 @@ impl SubspaceOperator {
     ///
     /// Without skipping (or on a full grid, where nothing can be skipped) every point of the
     /// chunk visits every subspace, so the chunk moves in lockstep and the loops can be swapped
-    /// (dimension outside, points inside: SIMD over points, [`walk_lockstep`](Self::walk_lockstep));
+    /// (subspaces outside, points inside: SIMD over points, [`walk_lockstep`](Self::walk_lockstep));
     /// with skipping each point keeps its own position ([`walk_points`](Self::walk_points)).
-    fn walk(&self, begin: usize, len: usize, visit: impl FnMut(usize, usize, f64)) {
-        if self.full || !(self.tuning.skipping && self.consistent) {
-            self.walk_lockstep(begin, len, visit);
+    fn walk(&self, begin: usize, len: usize, mut visit: impl FnMut(usize, usize, f64)) {
+        if self.lockstep() {
+            self.walk_lockstep(begin, len, |_, last: Last<'_>| {
+                for o in 0..len {
+                    let g = self.slots[last.slot(o)];
+                    if g != MISSING {
+                        visit(o, g as usize, last.value(o));
+                    }
+                }
+            });
         } else {
             self.walk_points(begin, len, visit);
-        }
-    }
-
-    /// The lockstep walk: per subspace, the factors of the dimensions from the first changed
-    /// one on (all of them without reuse) as rows over the chunk's points; the constant
-    /// level-1 factors of the modified basis are skipped (the next dimension reads the row before them). Flat indices are held
-    /// as `f64` (exact below 2^53; arrays stop at 2^30) so the row loops stay in one type.
-    fn walk_lockstep(&self, begin: usize, len: usize, mut visit: impl FnMut(usize, usize, f64)) {
-        let d = self.d;
-        let mut x = vec![0.0; d * len];
-        for o in 0..len {
-            for k in 0..d {
-                x[k * len + o] = self.data[(begin + o) * d + k];
-            }
-        }
-        let mut prod = vec![1.0; (d + 1) * len];
-        let mut flat = vec![0.0; (d + 1) * len];
-        // the row holding the prefix after dimension k − 1: a constant factor passes its
-        // input row on instead of copying it
-        let mut src: Vec<usize> = (0..=d).collect();
-        for s in 0..self.subspaces() {
-            let l = self.subspace_levels(s);
-            let from = if self.tuning.reuse_intermediates { self.changed[s] } else { 0 };
-            for k in from..d {
-                if self.basis == Basis::ModifiedLinear && l[k] == 1 {
-                    src[k + 1] = src[k];
-                    continue;
-                }
-                let r = src[k];
-                let (p_lo, p_hi) = prod.split_at_mut((k + 1) * len);
-                let (f_lo, f_hi) = flat.split_at_mut((k + 1) * len);
-                let row = Row {
-                    x: &x[k * len..(k + 1) * len],
-                    prod: &p_lo[r * len..(r + 1) * len],
-                    flat: &f_lo[r * len..(r + 1) * len],
-                    next_prod: &mut p_hi[..len],
-                    next_flat: &mut f_hi[..len],
-                };
-                factor_row(self.basis, l[k], row);
-                src[k + 1] = k + 1;
-            }
-            let slots = &self.slots[self.offsets[s]..self.offsets[s + 1]];
-            let r = src[d] * len;
-            let (p, f) = (&prod[r..r + len], &flat[r..r + len]);
-            for o in 0..len {
-                let g = slots[f[o] as usize];
-                if g != MISSING {
-                    visit(o, g as usize, p[o]);
-                }
-            }
         }
     }
 
@@ -355,56 +379,6 @@ impl SubspaceOperator {
     }
 }
 
-/// One dimension's step of the lockstep walk over a chunk: the prefix products and flat
-/// indices before the dimension, and the ones after it to write.
-struct Row<'a> {
-    x: &'a [f64],
-    prod: &'a [f64],
-    flat: &'a [f64],
-    next_prod: &'a mut [f64],
-    next_flat: &'a mut [f64],
-}
-
-/// Multiplies in the factor of level `l` and appends its index digit for every point of the
-/// row. The nearest odd index is `2h + 1` with `h = ⌊2^{l−1}·min(x, BELOW_ONE)⌋`, which is also
-/// the digit; the branches on the basis and the level are outside the point loop, the ones on
-/// the boundary functions are selects.
-fn factor_row(basis: Basis, l: u32, r: Row<'_>) {
-    let scale = (1u64 << l) as f64;
-    let last = 0.5 * scale - 1.0;
-    let hat = |t: f64, h: f64| 1.0 - (t - (2.0 * h + 1.0)).abs();
-    match basis {
-        Basis::Linear => row_loop(r, scale, hat),
-        Basis::ModifiedLinear => row_loop(r, scale, |t, h| {
-            let edge = if h == 0.0 { 2.0 - t } else { t - 2.0 * h };
-            if h == 0.0 || h == last { edge } else { hat(t, h) }
-        }),
-    }
-}
-
-/// The point loop of [`factor_row`] for one 1-D function family `phi(t, h)` (before clamping
-/// at 0), `t = 2^l·x`.
-#[inline(always)]
-fn row_loop(r: Row<'_>, scale: f64, phi: impl Fn(f64, f64) -> f64) {
-    let half = 0.5 * scale;
-    let points = r.x.iter().zip(r.prod).zip(r.flat).zip(r.next_prod.iter_mut().zip(r.next_flat.iter_mut()));
-    for (((&x, &p), &f), (np, nf)) in points {
-        let h = floor_small(half * x.min(BELOW_ONE));
-        *np = p * phi(scale * x, h).max(0.0);
-        *nf = f * half + h;
-    }
-}
-
-/// `⌊v⌋` for `0 <= v < 2^51` by rounding through `2^52` and stepping down where that rounded
-/// up: two adds, a compare and a select, which vectorise on every x86-64, where `f64::floor`
-/// is a library call per element unless SSE4.1 is enabled at compile time.
-#[inline(always)]
-fn floor_small(v: f64) -> f64 {
-    const ROUND: f64 = (1u64 << 52) as f64;
-    let r = (v + ROUND) - ROUND;
-    if r > v { r - 1.0 } else { r }
-}
-
 /// The 1-D function `(l, i)` at `t = 2^l·x` (`i` the nearest odd index, so only the outermost
 /// modified functions need their own formula: thesis Eq. 6.13 with its branches, which are on
 /// `(l, i)` and predictable, not on `x`).
@@ -443,16 +417,6 @@ mod tests {
         }
         assert_eq!((0..6).map(|s| op.skip_target(s)).collect::<Vec<_>>(), [6, 3, 3, 6, 5, 6]);
         assert_eq!((1..6).map(|s| op.first_changed(s) + 1).collect::<Vec<_>>(), [2, 2, 1, 2, 1]);
-    }
-
-    #[test]
-    fn floor_small_is_floor() {
-        let mut v = vec![0.0, 0.5, 1.0, 1.5, 2.5, 3.5, 2.0f64.powi(50) + 0.5, 2.0f64.powi(51) - 1.0];
-        v.extend((0..1000).map(|j| j as f64 * 0.37 + (j % 3) as f64 / 3.0));
-        v.extend([BELOW_ONE, 64.0 * BELOW_ONE, 1_023.999_999_999_999_9]);
-        for x in v {
-            assert_eq!(floor_small(x), x.floor(), "{x}");
-        }
     }
 
     #[test]
