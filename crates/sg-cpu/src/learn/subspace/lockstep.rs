@@ -16,28 +16,28 @@ use sg_core::basis::BELOW_ONE;
 use super::SubspaceOperator;
 
 /// The last dimension's step of one subspace, handed to the caller: for point `o` of the chunk
-/// the candidate sits at `offset + (flat[o]·half + digit[o])` of the subspace arrays, and its
-/// value is `prod[o]·phi[o]`.
+/// the candidate sits at `offset + (flat[o] << shift) + digit[o]` of the subspace arrays, and
+/// its value is `prod[o]·phi[o]`.
 pub(super) struct Last<'a> {
     /// Start of the subspace's array.
     pub(super) offset: usize,
     /// Prefix products over the first `d − 1` dimensions.
     pub(super) prod: &'a [f64],
-    /// Prefix flat indices over the first `d − 1` dimensions (exact integers in `f64`).
-    pub(super) flat: &'a [f64],
+    /// Prefix flat indices over the first `d − 1` dimensions.
+    pub(super) flat: &'a [u32],
     /// The last dimension's factors.
     pub(super) phi: &'a [f64],
     /// The last dimension's index digits.
-    pub(super) digit: &'a [f64],
-    /// `2^{l−1}` of the last dimension's level `l`.
-    pub(super) half: f64,
+    pub(super) digit: &'a [u32],
+    /// `l − 1` of the last dimension's level `l`.
+    pub(super) shift: u32,
 }
 
 impl Last<'_> {
     /// Position of point `o`'s candidate in the subspace arrays.
     #[inline(always)]
     pub(super) fn slot(&self, o: usize) -> usize {
-        self.offset + (self.flat[o] * self.half + self.digit[o]) as usize
+        self.offset + ((self.flat[o] << self.shift) + self.digit[o]) as usize
     }
 
     /// `φ(x_o)` of point `o`'s candidate.
@@ -52,7 +52,7 @@ struct Tables {
     len: usize,
     start: Vec<usize>,
     phi: Vec<f64>,
-    digit: Vec<f64>,
+    digit: Vec<u32>,
 }
 
 impl Tables {
@@ -64,8 +64,7 @@ impl Tables {
             start.push(start[k] + op.max_level[k] as usize);
         }
         let rows = start[d];
-        let (mut phi, mut digit) = (vec![0.0; rows * len], vec![0.0; rows * len]);
-        let (ones, zeros) = (vec![1.0; len], vec![0.0; len]);
+        let (mut phi, mut digit) = (vec![0.0; rows * len], vec![0; rows * len]);
         let mut x = vec![0.0; len];
         for k in 0..d {
             for (o, v) in x.iter_mut().enumerate() {
@@ -73,21 +72,14 @@ impl Tables {
             }
             for l in 1..=op.max_level[k] {
                 let r = (start[k] + l as usize - 1) * len;
-                let row = Row {
-                    x: &x,
-                    prod: &ones,
-                    flat: &zeros,
-                    next_prod: &mut phi[r..r + len],
-                    next_flat: &mut digit[r..r + len],
-                };
-                factor_row(op.basis, l, row);
+                factor_row(op.basis, l, &x, &mut phi[r..r + len], &mut digit[r..r + len]);
             }
         }
         Tables { len, start, phi, digit }
     }
 
     /// Factors and digits of dimension `k` at level `l`.
-    fn row(&self, k: usize, l: u32) -> (&[f64], &[f64]) {
+    fn row(&self, k: usize, l: u32) -> (&[f64], &[u32]) {
         let r = (self.start[k] + l as usize - 1) * self.len;
         (&self.phi[r..r + self.len], &self.digit[r..r + self.len])
     }
@@ -104,7 +96,7 @@ impl SubspaceOperator {
         let d = self.d;
         let tables = Tables::new(self, begin, len);
         let mut prod = vec![1.0; d * len];
-        let mut flat = vec![0.0; d * len];
+        let mut flat = vec![0u32; d * len];
         let mut src: Vec<usize> = (0..d).collect();
         for s in 0..self.subspaces() {
             let l = self.subspace_levels(s);
@@ -118,12 +110,12 @@ impl SubspaceOperator {
                 let (p_lo, p_hi) = prod.split_at_mut((k + 1) * len);
                 let (f_lo, f_hi) = flat.split_at_mut((k + 1) * len);
                 let (phi, digit) = tables.row(k, l[k]);
-                let half = (1u64 << (l[k] - 1)) as f64;
-                let (p, f) = (&p_lo[r * len..(r + 1) * len], &f_lo[r * len..(r + 1) * len]);
-                let rows = p.iter().zip(f).zip(phi.iter().zip(digit));
-                for ((np, nf), ((&p, &f), (&phi, &h))) in p_hi[..len].iter_mut().zip(&mut f_hi[..len]).zip(rows) {
+                let shift = l[k] - 1;
+                for ((np, &p), &phi) in p_hi[..len].iter_mut().zip(&p_lo[r * len..(r + 1) * len]).zip(phi) {
                     *np = p * phi;
-                    *nf = f * half + h;
+                }
+                for ((nf, &f), &h) in f_hi[..len].iter_mut().zip(&f_lo[r * len..(r + 1) * len]).zip(digit) {
+                    *nf = (f << shift) + h;
                 }
                 src[k + 1] = k + 1;
             }
@@ -135,51 +127,40 @@ impl SubspaceOperator {
                 flat: &flat[r..r + len],
                 phi,
                 digit,
-                half: (1u64 << (l[d - 1] - 1)) as f64,
+                shift: l[d - 1] - 1,
             };
             last(s, step);
         }
     }
 }
 
-/// One dimension's step over a chunk: the prefix products and flat indices before the
-/// dimension, and the ones after it to write.
-struct Row<'a> {
-    x: &'a [f64],
-    prod: &'a [f64],
-    flat: &'a [f64],
-    next_prod: &'a mut [f64],
-    next_flat: &'a mut [f64],
-}
-
-/// Multiplies in the factor of level `l` and appends its index digit for every point of the
-/// row. The nearest odd index is `2h + 1` with `h = ⌊2^{l−1}·min(x, BELOW_ONE)⌋`, which is also
-/// the digit; the branches on the basis and the level are outside the point loop, the ones on
-/// the boundary functions are selects.
-fn factor_row(basis: Basis, l: u32, r: Row<'_>) {
+/// Writes the factor of level `l` and its index digit for every point of a row. The nearest
+/// odd index is `2h + 1` with `h = ⌊2^{l−1}·min(x, BELOW_ONE)⌋`, which is also the digit; the
+/// branches on the basis and the level are outside the point loop, the ones on the boundary
+/// functions are selects.
+fn factor_row(basis: Basis, l: u32, x: &[f64], phi: &mut [f64], digit: &mut [u32]) {
     let scale = (1u64 << l) as f64;
     let last = 0.5 * scale - 1.0;
     let hat = |t: f64, h: f64| 1.0 - (t - (2.0 * h + 1.0)).abs();
     match basis {
-        Basis::Linear => row_loop(r, scale, hat),
-        Basis::ModifiedLinear if l == 1 => row_loop(r, scale, |_, _| 1.0),
-        Basis::ModifiedLinear => row_loop(r, scale, |t, h| {
+        Basis::Linear => row_loop(x, phi, digit, scale, hat),
+        Basis::ModifiedLinear if l == 1 => row_loop(x, phi, digit, scale, |_, _| 1.0),
+        Basis::ModifiedLinear => row_loop(x, phi, digit, scale, |t, h| {
             let edge = if h == 0.0 { 2.0 - t } else { t - 2.0 * h };
             if h == 0.0 || h == last { edge } else { hat(t, h) }
         }),
     }
 }
 
-/// The point loop of [`factor_row`] for one 1-D function family `phi(t, h)` (before clamping
+/// The point loop of [`factor_row`] for one 1-D function family `f(t, h)` (before clamping
 /// at 0), `t = 2^l·x`.
 #[inline(always)]
-fn row_loop(r: Row<'_>, scale: f64, phi: impl Fn(f64, f64) -> f64) {
+fn row_loop(x: &[f64], phi: &mut [f64], digit: &mut [u32], scale: f64, f: impl Fn(f64, f64) -> f64) {
     let half = 0.5 * scale;
-    let points = r.x.iter().zip(r.prod).zip(r.flat).zip(r.next_prod.iter_mut().zip(r.next_flat.iter_mut()));
-    for (((&x, &p), &f), (np, nf)) in points {
+    for ((&x, p), d) in x.iter().zip(phi.iter_mut()).zip(digit.iter_mut()) {
         let h = floor_small(half * x.min(BELOW_ONE));
-        *np = p * phi(scale * x, h).max(0.0);
-        *nf = f * half + h;
+        *p = f(scale * x, h).max(0.0);
+        *d = h as u32;
     }
 }
 
@@ -221,7 +202,7 @@ mod tests {
                 for o in 0..xs.len() {
                     let v = x[[o, k]];
                     let h = ((1u64 << (l - 1)) as f64 * v.min(BELOW_ONE)).floor();
-                    assert_eq!(digit[o], h);
+                    assert_eq!(digit[o] as f64, h);
                     let i = 2 * h as u32 + 1;
                     let want = super::super::phi(basis, l, i, (1u64 << l) as f64 * v);
                     assert_eq!(phi[o], want, "{basis:?} k {k} l {l} x {v}");
