@@ -140,6 +140,30 @@ fn an_inconsistent_grid_still_gives_the_dense_result() {
 }
 
 #[test]
+fn a_deep_sparse_grid_gives_the_dense_result() {
+    // A chain (l, 1) x (1, 1), l = 1..6, and its mirror in the second dimension: 11 points in
+    // subspace arrays of 125 slots, so the products go through the slot-to-point map, not
+    // through vectors in slot order.
+    let mut levels = Vec::new();
+    let mut indices = Vec::new();
+    for l in 1..=6u32 {
+        levels.extend([l, 1]);
+        indices.extend([1, 1]);
+        if l > 1 {
+            levels.extend([1, l]);
+            indices.extend([1, (1 << l) - 1]);
+        }
+    }
+    let ladder = AdaptiveGrid::from_points(2, &levels, &indices).unwrap();
+    assert!(ladder.is_consistent());
+    for basis in [Basis::Linear, Basis::ModifiedLinear] {
+        for m in [1, 2, 31] {
+            check_all(&ladder, basis, &data(m, 2, m as u64));
+        }
+    }
+}
+
+#[test]
 fn one_data_point_and_one_grid_point_work() {
     let grid = AdaptiveGrid::from_spec(&GridSpec::regular(2, 1).unwrap()).unwrap();
     check_all(&grid, Basis::ModifiedLinear, &ndarray::array![[0.25, 0.5]]);

@@ -229,11 +229,7 @@ impl SubspaceOperator {
                 self.slots.iter().map(|&g| if g == MISSING { 0.0 } else { alpha[g as usize] }).collect();
             out.par_chunks_mut(chunk).enumerate().for_each(|(c, out)| {
                 out.fill(0.0);
-                self.walk_lockstep(c * chunk, out.len(), |_, last| {
-                    for (o, y) in out.iter_mut().enumerate() {
-                        *y += a[last.slot(o)] * last.value(o);
-                    }
-                });
+                self.walk_lockstep(c * chunk, out.len(), |_, last| last.gather(&a, out));
             });
         } else {
             out.par_chunks_mut(chunk).enumerate().for_each(|(c, out)| {
@@ -255,11 +251,7 @@ impl SubspaceOperator {
             (Some(position), true) => {
                 let acc = self.accumulate(self.slots.len(), |begin, len, acc| {
                     let v = &v[begin..begin + len];
-                    self.walk_lockstep(begin, len, |_, last| {
-                        for (o, &vo) in v.iter().enumerate() {
-                            acc[last.slot(o)] += vo * last.value(o);
-                        }
-                    });
+                    self.walk_lockstep(begin, len, |_, last| last.scatter(v, acc));
                 });
                 out.iter_mut().zip(position).for_each(|(o, &p)| *o = acc[p as usize]);
             }
@@ -321,12 +313,12 @@ impl SubspaceOperator {
     fn walk(&self, begin: usize, len: usize, mut visit: impl FnMut(usize, usize, f64)) {
         if self.lockstep() {
             self.walk_lockstep(begin, len, |_, last: Last<'_>| {
-                for o in 0..len {
-                    let g = self.slots[last.slot(o)];
+                last.for_each(|o, slot, e| {
+                    let g = self.slots[slot];
                     if g != MISSING {
-                        visit(o, g as usize, last.value(o));
+                        visit(o, g as usize, e);
                     }
-                }
+                });
             });
         } else {
             self.walk_points(begin, len, visit);

@@ -34,16 +34,36 @@ pub(super) struct Last<'a> {
 }
 
 impl Last<'_> {
-    /// Position of point `o`'s candidate in the subspace arrays.
+    /// Calls `f(o, slot, value)` for every point `o` of the chunk: its candidate's position in
+    /// the subspace arrays and `φ(x_o)`. The rows are zipped, not indexed, so that the only
+    /// bounds check left in the caller's loop is the one of its own gather or scatter.
     #[inline(always)]
-    pub(super) fn slot(&self, o: usize) -> usize {
-        self.offset + ((self.flat[o] << self.shift) + self.digit[o]) as usize
+    pub(super) fn for_each(&self, mut f: impl FnMut(usize, usize, f64)) {
+        let (offset, shift) = (self.offset, self.shift);
+        let rows = self.flat.iter().zip(self.digit).zip(self.prod.iter().zip(self.phi));
+        for (o, ((&flat, &digit), (&p, &phi))) in rows.enumerate() {
+            f(o, offset + ((flat << shift) + digit) as usize, p * phi);
+        }
     }
 
-    /// `φ(x_o)` of point `o`'s candidate.
+    /// `out[o] += a[slot(o)]·φ(x_o)` (`B α` in slot order).
     #[inline(always)]
-    pub(super) fn value(&self, o: usize) -> f64 {
-        self.prod[o] * self.phi[o]
+    pub(super) fn gather(&self, a: &[f64], out: &mut [f64]) {
+        let (offset, shift) = (self.offset, self.shift);
+        let rows = self.flat.iter().zip(self.digit).zip(self.prod.iter().zip(self.phi));
+        for (y, ((&flat, &digit), (&p, &phi))) in out.iter_mut().zip(rows) {
+            *y += a[offset + ((flat << shift) + digit) as usize] * (p * phi);
+        }
+    }
+
+    /// `acc[slot(o)] += v[o]·φ(x_o)` (`Bᵀ v` in slot order).
+    #[inline(always)]
+    pub(super) fn scatter(&self, v: &[f64], acc: &mut [f64]) {
+        let (offset, shift) = (self.offset, self.shift);
+        let rows = self.flat.iter().zip(self.digit).zip(self.prod.iter().zip(self.phi));
+        for (&vo, ((&flat, &digit), (&p, &phi))) in v.iter().zip(rows) {
+            acc[offset + ((flat << shift) + digit) as usize] += vo * (p * phi);
+        }
     }
 }
 
