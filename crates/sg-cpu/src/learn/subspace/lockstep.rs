@@ -213,7 +213,8 @@ mod tests {
         use sg_core::{AdaptiveGrid, GridSpec};
         let grid = AdaptiveGrid::from_spec(&GridSpec::regular(2, 4).unwrap()).unwrap();
         let xs = [0.0, 1.0, 0.5, 0.3, 0.875, 0.126];
-        let x = ndarray::Array2::from_shape_fn((xs.len(), 2), |(o, k)| if k == 0 { xs[o] } else { 1.0 - xs[o] });
+        let x =
+            ndarray::Array2::from_shape_fn((xs.len(), 2), |(o, k)| if k == 0 { xs[o] } else { 1.0 - xs[o] });
         for basis in [Basis::Linear, Basis::ModifiedLinear] {
             let op = SubspaceOperator::new(&grid, basis, x.view(), Default::default()).unwrap();
             let t = Tables::new(&op, 0, xs.len());
