@@ -58,6 +58,8 @@ fn progress(pb: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
 }
 
 pub(crate) fn run(o: &Options) -> Result<(), Error> {
+    // Every timed run finds its table's pages mapped (see `keep_heap_mapped`).
+    tune::keep_heap_mapped();
     let cache = TuningCache::open_default()?;
     let mut opts = if o.quick { CalibrateOptions::quick() } else { CalibrateOptions::default() };
     opts.search.reps = o.reps.max(1);

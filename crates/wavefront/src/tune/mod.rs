@@ -46,7 +46,7 @@ pub use auto::{
 };
 pub use driver::{
     App, Evaluate, Event, Instance, Record, SearchLog, SearchOptions, SearchSummary, instance_candidates,
-    search,
+    keep_heap_mapped, search,
 };
 pub use evaluate::SweepEvaluator;
 pub use features::{Features, dsize_of, features_2d, features_3d, synthetic_unit_ns};
