@@ -7,9 +7,11 @@
 //! The two yes/no decisions are regressions of how much faster one side's best configuration
 //! was (`log2` of the time ratio, one row per training instance), thresholded at 0: the
 //! learner sees how clear-cut each training decision was, not only which side won, and a
-//! decision near the break-even point costs little either way. The CPU tile is regressed in
-//! `log2` space (tiles are powers of two apart) and snapped to the nearest legal side in that
-//! space; band and halo are rounded and clamped (§6.4).
+//! decision near the break-even point costs little either way. The CPU tile is regressed as
+//! tiles per side, `log2(dim / tile)` (the wavefront's parallelism and task count, which carry
+//! over between grid sides where a tile side does not), and snapped to the nearest legal side
+//! in `log2` space (tiles are powers of two apart); band and halo are rounded and clamped
+//! (§6.4).
 //!
 //! Every model uses one [`Learner`]: the in-house M5P-style [`ModelTree`] (default),
 //! smartcore's CART regressor, linear regression (the thesis's chapter 4) or epsilon-SVR (the
@@ -306,7 +308,7 @@ pub struct Predictor {
     parallel: Regressor,
     /// `log2(best CPU-only / best GPU)`: a GPU band when positive.
     use_gpu: Regressor,
-    /// `log2` of the CPU tile, one model per executor (sequential tiles, parallel, hybrid).
+    /// `log2(dim / tile)`, one model per executor (sequential tiles, parallel, hybrid).
     tile: [Regressor; 3],
     /// From the features and the GPU tile, on GPU rows only.
     band: Regressor,
