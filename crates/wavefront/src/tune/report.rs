@@ -260,7 +260,7 @@ pub fn evaluate_many(
         let times = remeasure(inst, &cands, eval, batch, timing.rounds(fastest, batch))?;
         let m = |c: &Candidate| fastest_of(&times[c]);
         let best = contenders.iter().copied().min_by(|a, b| m(a).total_cmp(&m(b)).then(a.cmp(b)));
-        let best = best.expect("the predictions are contenders");
+        let best = best.expect("the log has a timed configuration, a contender");
         for (rows, tuned_c) in out.iter_mut().zip(predicted) {
             let paired: Vec<f64> =
                 times[&best].iter().zip(&times[&tuned_c]).map(|(b, t)| 100.0 * b / t).collect();
