@@ -58,6 +58,8 @@ fn progress(pb: &ProgressBar) -> impl FnMut(Event<'_>) + '_ {
 }
 
 pub(crate) fn run(o: &Options) -> Result<(), Error> {
+    // Every timed run finds its table's pages mapped (see `keep_heap_mapped`).
+    tune::keep_heap_mapped();
     let cache = TuningCache::open_default()?;
     let mut opts = if o.quick { CalibrateOptions::quick() } else { CalibrateOptions::default() };
     opts.search.reps = o.reps.max(1);
@@ -110,11 +112,11 @@ fn evaluate(opts: &CalibrateOptions, cache: &TuningCache) -> Result<(), Error> {
     let model = tune::model(cache, Rank::Two).ok_or("no 2D model stored")?;
     let predict = |f: &tune::Features| model.predict(f, tune::gpus_here());
     // Both scores time the prediction and the best the same way: from the search log, and
-    // re-measured now (interleaved medians of batched runs).
+    // re-measured now (interleaved rounds of batched runs, the fastest round of each).
     let logged = report::from_log(log.records(), &held, &predict)?;
     let (mean, min) = report::mean_min(&logged, report::EvalRow::pct_of_best);
     println!("from the search log: mean {mean:.1} % of the best, min {min:.1} %");
-    let rows = report::evaluate(log.records(), &held, &predict, &mut eval, 5)?;
+    let rows = report::evaluate(log.records(), &held, &predict, &mut eval, &report::Retiming::default())?;
     println!("re-measured:\n{}", report::markdown(&rows));
     Ok(())
 }

@@ -33,8 +33,8 @@ impl Features {
     }
 
     /// The learners' inputs: `log2 dim`, `log2 tsize` (grains span four decades) and `dsize`.
-    pub(crate) fn x(&self) -> [f64; 3] {
-        [(self.dim.max(1) as f64).log2(), self.tsize.max(1e-3).log2(), self.dsize as f64]
+    pub(crate) fn x(&self) -> Vec<f64> {
+        vec![(self.dim.max(1) as f64).log2(), self.tsize.max(1e-3).log2(), self.dsize as f64]
     }
 }
 

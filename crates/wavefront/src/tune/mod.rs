@@ -46,11 +46,11 @@ pub use auto::{
 };
 pub use driver::{
     App, Evaluate, Event, Instance, Record, SearchLog, SearchOptions, SearchSummary, instance_candidates,
-    search,
+    keep_heap_mapped, search,
 };
 pub use evaluate::SweepEvaluator;
 pub use features::{Features, dsize_of, features_2d, features_3d, synthetic_unit_ns};
-pub use learn::{Learner, Predictor, TrainRow, chapter4_fixed_point, training_set};
+pub use learn::{BEST_WITHIN, Learner, Predictor, TrainRow, chapter4_fixed_point, training_set};
 pub use model_tree::{LinearModel, ModelTree, TreeParams};
 pub use space::{Candidate, SpaceOptions};
 

@@ -4,15 +4,17 @@
 //! sensitive each instance is to each parameter.
 //!
 //! Two measurements, each timing the prediction and the best the same way: [`evaluate`]
-//! re-measures the search's best few, the prediction and the baselines now, interleaved, as
-//! medians of batched runs; [`from_log`] reads both times from the exhaustive search's log
-//! (min of its repetitions). A prediction equal to the best scores exactly 100 % in both.
+//! re-measures the search's best few, the predictions and the baselines now, interleaved
+//! round-robin in batched runs, each configuration's fastest round kept, with the spread of
+//! the score over the rounds; [`from_log`] reads both times from the exhaustive search's log
+//! (the fastest of its repetitions). A prediction equal to the best scores exactly 100 % in
+//! both.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::error::{Result, WavefrontError};
-use crate::tune::driver::{Evaluate, Instance, Record, median};
+use crate::tune::driver::{Evaluate, Instance, Record, fastest as fastest_of, median};
 use crate::tune::features::Features;
 use crate::tune::space::Candidate;
 
@@ -72,6 +74,9 @@ pub struct EvalRow {
     pub t_seq_ms: f64,
     /// The untuned all-cores configuration (ms).
     pub t_cpu_ms: f64,
+    /// Re-measured only (NaN from the log): the 25th, 50th and 75th percentiles over the
+    /// rounds of `100 T_best / T_tuned` within one round, how much the score moves with noise.
+    pub paired_pct: [f64; 3],
 }
 
 impl EvalRow {
@@ -94,17 +99,51 @@ impl EvalRow {
 /// Configurations of the search re-measured as contenders for the best.
 pub const BEST_RECHECKED: usize = 5;
 
-/// Shortest timing in a re-measurement: a configuration faster than this is run several times
-/// back to back and timed as one batch (per-run time = batch time / runs), so microsecond
-/// instances are not measured at the timer's and the scheduler's noise level.
-pub const MIN_TIMING_MS: f64 = 2.0;
+/// How [`evaluate`] re-measures: every configuration of an instance in the same rounds,
+/// round-robin, each timing a batch of back-to-back runs, until every configuration has run for
+/// at least [`Retiming::min_total_ms`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Retiming {
+    /// Shortest timing: a configuration faster than this runs several times back to back and
+    /// is timed as one batch (per-run time = batch time / runs), so microsecond instances are
+    /// not measured at the timer's and the scheduler's noise level.
+    pub min_batch_ms: f64,
+    /// Time each configuration accumulates over the rounds, at least (bounded by
+    /// [`Retiming::max_rounds`]): sub-millisecond instances get many rounds, so one
+    /// descheduled round cannot decide their score.
+    pub min_total_ms: f64,
+    /// Fewest rounds.
+    pub min_rounds: usize,
+    /// Most rounds.
+    pub max_rounds: usize,
+}
 
-/// Runs of one batch for an instance whose fastest logged time is `fastest_ms`.
-pub fn batch_runs(fastest_ms: f64) -> usize {
-    if fastest_ms.is_finite() && fastest_ms > 0.0 {
-        (MIN_TIMING_MS / fastest_ms).ceil().clamp(1.0, 10_000.0) as usize
-    } else {
-        1
+impl Default for Retiming {
+    /// Batches of at least 2 ms, at least 40 ms per configuration, 9 to 200 rounds.
+    fn default() -> Self {
+        Retiming { min_batch_ms: 2.0, min_total_ms: 40.0, min_rounds: 9, max_rounds: 200 }
+    }
+}
+
+impl Retiming {
+    /// Runs of one batch for an instance whose fastest logged time is `fastest_ms`.
+    pub fn batch_runs(&self, fastest_ms: f64) -> usize {
+        if fastest_ms.is_finite() && fastest_ms > 0.0 {
+            (self.min_batch_ms / fastest_ms).ceil().clamp(1.0, 10_000.0) as usize
+        } else {
+            1
+        }
+    }
+
+    /// Rounds for an instance whose fastest logged time is `fastest_ms`, timed in batches of
+    /// `batch` runs.
+    pub fn rounds(&self, fastest_ms: f64, batch: usize) -> usize {
+        let lo = self.min_rounds.max(1);
+        let per_round = fastest_ms * batch as f64;
+        if !(per_round.is_finite() && per_round > 0.0) {
+            return lo;
+        }
+        ((self.min_total_ms / per_round).ceil() as usize).clamp(lo, self.max_rounds.max(lo))
     }
 }
 
@@ -122,64 +161,121 @@ fn timed_of<'a>(records: &'a [Record], inst: &Instance) -> Result<Vec<&'a Record
     Ok(timed)
 }
 
-/// Re-measures, for every instance in `instances`, the search's [`BEST_RECHECKED`] best
-/// configurations, the prediction `tuned(features)`, the sequential reference and the
-/// untuned baseline, all the same way: `rounds` rounds, round-robin (so all share the
-/// machine's load), each timing a batch of [`batch_runs`] runs, and the median timing of each
-/// configuration kept. `T_best` is the fastest of the re-measured search configurations and
-/// the prediction (the prediction is a point of the searched space), so a prediction equal to
-/// the best scores exactly 100 % and none scores more.
+/// One timing per round of every configuration in `cands`, in ms per run.
+///
+/// Every configuration first runs one untimed batch (first-call effects: the table's first
+/// allocation of its size, the pool's threads waking, the reference being built); then each
+/// round times one batch of each, starting one configuration further each round, so none always
+/// follows the same neighbour (a sequential run lets the pool's threads fall asleep).
+fn remeasure(
+    inst: &Instance,
+    cands: &[Candidate],
+    eval: &mut dyn Evaluate,
+    batch: usize,
+    rounds: usize,
+) -> Result<BTreeMap<Candidate, Vec<f64>>> {
+    let mut batch_ms = |c: &Candidate| -> Result<f64> {
+        let mut total = 0.0;
+        for _ in 0..batch {
+            let t = eval.run(inst, c)?.map_err(|e| WavefrontError::Tune(format!("{inst} under {c}: {e}")))?;
+            total += t.as_secs_f64() * 1e3;
+        }
+        Ok(total / batch as f64)
+    };
+    for c in cands {
+        batch_ms(c)?;
+    }
+    let mut times: BTreeMap<Candidate, Vec<f64>> = BTreeMap::new();
+    for round in 0..rounds {
+        for k in 0..cands.len() {
+            let c = &cands[(k + round) % cands.len()];
+            times.entry(*c).or_default().push(batch_ms(c)?);
+        }
+    }
+    Ok(times)
+}
+
+/// The `q`-quantile of `xs` (linear between order statistics); NaN for none.
+fn quantile(xs: &[f64], q: f64) -> f64 {
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let pos = q.clamp(0.0, 1.0) * (v.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+}
+
+/// [`evaluate`] for one predictor.
 ///
 /// # Errors
-/// An instance with no timed configuration in `records`, or the evaluator's errors (a
-/// configuration that fails to run here is an error too).
+/// As [`evaluate_many`].
 pub fn evaluate(
     records: &[Record],
     instances: &[Instance],
     tuned: &dyn Fn(&Features) -> Candidate,
     eval: &mut dyn Evaluate,
-    rounds: usize,
+    timing: &Retiming,
 ) -> Result<Vec<EvalRow>> {
-    let mut out = Vec::new();
+    Ok(evaluate_many(records, instances, &[tuned], eval, timing)?.remove(0))
+}
+
+/// Re-measures, for every instance in `instances`, the search's [`BEST_RECHECKED`] best
+/// configurations, every predictor's configuration, the sequential reference and the untuned
+/// baseline, all in the same rounds (see [`Retiming`]), and scores each predictor: one row per
+/// instance, one list per predictor.
+///
+/// Every configuration's time is its fastest round, the statistic of the search's log
+/// (interference only adds time). `T_best` is the fastest of the re-measured search
+/// configurations and the predictions (each a point of the searched space), so a prediction
+/// equal to the best scores exactly 100 % and none scores more. [`EvalRow::paired_pct`] gives
+/// the spread: the quartiles over the rounds of `T_best / T_tuned` within one round.
+///
+/// # Errors
+/// An instance with no timed configuration in `records`, or the evaluator's errors (a
+/// configuration that fails to run here is an error too).
+pub fn evaluate_many(
+    records: &[Record],
+    instances: &[Instance],
+    tuned: &[&dyn Fn(&Features) -> Candidate],
+    eval: &mut dyn Evaluate,
+    timing: &Retiming,
+) -> Result<Vec<Vec<EvalRow>>> {
+    let mut out = vec![Vec::new(); tuned.len()];
     for inst in instances {
         let timed = timed_of(records, inst)?;
         let features = timed[0].features;
-        let batch = batch_runs(timed[0].time_ms.unwrap_or(f64::NAN));
-        let tuned_c = tuned(&features);
+        let fastest = timed[0].time_ms.unwrap_or(f64::NAN);
+        let predicted: Vec<Candidate> = tuned.iter().map(|t| t(&features)).collect();
         let seq = Candidate::cpu(false, inst.dim.max(1));
         let cpu = Candidate::cpu(true, UNTUNED_TILE.min(inst.dim.max(1)));
         let mut contenders: Vec<Candidate> = timed.iter().take(BEST_RECHECKED).map(|r| r.candidate).collect();
-        contenders.push(tuned_c);
+        contenders.extend(&predicted);
         let mut cands = contenders.clone();
         cands.extend([seq, cpu]);
         cands.sort();
         cands.dedup();
-        let mut times: BTreeMap<Candidate, Vec<f64>> = BTreeMap::new();
-        for _ in 0..rounds.max(1) {
-            for c in &cands {
-                let mut total = 0.0;
-                for _ in 0..batch {
-                    let t = eval
-                        .run(inst, c)?
-                        .map_err(|e| WavefrontError::Tune(format!("{inst} under {c}: {e}")))?;
-                    total += t.as_secs_f64() * 1e3;
-                }
-                times.entry(*c).or_default().push(total / batch as f64);
-            }
+        let batch = timing.batch_runs(fastest);
+        let times = remeasure(inst, &cands, eval, batch, timing.rounds(fastest, batch))?;
+        let m = |c: &Candidate| fastest_of(&times[c]);
+        let best = contenders.iter().copied().min_by(|a, b| m(a).total_cmp(&m(b)).then(a.cmp(b)));
+        let best = best.expect("the log has a timed configuration, a contender");
+        for (rows, tuned_c) in out.iter_mut().zip(predicted) {
+            let paired: Vec<f64> =
+                times[&best].iter().zip(&times[&tuned_c]).map(|(b, t)| 100.0 * b / t).collect();
+            rows.push(EvalRow {
+                instance: *inst,
+                features,
+                best,
+                tuned: tuned_c,
+                t_best_ms: m(&best),
+                t_tuned_ms: m(&tuned_c),
+                t_seq_ms: m(&seq),
+                t_cpu_ms: m(&cpu),
+                paired_pct: [0.25, 0.5, 0.75].map(|q| quantile(&paired, q)),
+            });
         }
-        let m = |c: &Candidate| median(&times[c]);
-        let best =
-            contenders.iter().copied().min_by(|a, b| m(a).total_cmp(&m(b)).then(a.cmp(b))).unwrap_or(tuned_c);
-        out.push(EvalRow {
-            instance: *inst,
-            features,
-            best,
-            tuned: tuned_c,
-            t_best_ms: m(&best),
-            t_tuned_ms: m(&tuned_c),
-            t_seq_ms: m(&seq),
-            t_cpu_ms: m(&cpu),
-        });
     }
     Ok(out)
 }
@@ -216,6 +312,7 @@ pub fn from_log(
             t_tuned_ms,
             t_seq_ms: f64::NAN,
             t_cpu_ms: time_of(&cpu).unwrap_or(f64::NAN),
+            paired_pct: [f64::NAN; 3],
         });
     }
     Ok(out)
@@ -257,6 +354,47 @@ pub fn markdown(rows: &[EvalRow]) -> String {
     let (scpu, _) = mean_min(rows, EvalRow::speedup_over_untuned_cpu);
     let (sseq, scpu) = (ratio(sseq), ratio(scpu));
     let _ = writeln!(s, "| **mean** | | | | | | | | **{mean:.1}** (min {min:.1}) | {sseq} | {scpu} |");
+    s
+}
+
+/// One predictor's scores side by side, per instance: from the log, then every re-timing pass
+/// (its best, % of best, and the quartiles of the per-round score), so a loss that every pass
+/// repeats stands apart from one that moves with noise. `passes[k][i]` and `log[i]` must be
+/// the same instance.
+pub fn passes_markdown(log: &[EvalRow], passes: &[Vec<EvalRow>]) -> String {
+    let mut s = String::from("| instance | tuned | log: best | log % |");
+    let mut rule = String::from("|---|---|---|---|");
+    for k in 1..=passes.len() {
+        let _ = write!(s, " pass {k}: best | % | rounds p25-p75 |");
+        rule.push_str("---|---|---|");
+    }
+    let _ = write!(s, "\n{rule}\n");
+    for (i, l) in log.iter().enumerate() {
+        let _ = write!(s, "| {} | {} | {} | {:.1} |", l.instance, l.tuned, l.best, l.pct_of_best());
+        for p in passes {
+            match p.get(i) {
+                Some(r) => {
+                    let _ = write!(
+                        s,
+                        " {} | {:.1} | {:.0}-{:.0} |",
+                        r.best,
+                        r.pct_of_best(),
+                        r.paired_pct[0],
+                        r.paired_pct[2]
+                    );
+                }
+                None => s.push_str(" | | |"),
+            }
+        }
+        s.push('\n');
+    }
+    let (lm, ln) = mean_min(log, EvalRow::pct_of_best);
+    let _ = write!(s, "| **mean** (min) | | | {lm:.1} ({ln:.1}) |");
+    for p in passes {
+        let (m, n) = mean_min(p, EvalRow::pct_of_best);
+        let _ = write!(s, " | {m:.1} ({n:.1}) | |");
+    }
+    s.push('\n');
     s
 }
 
@@ -376,28 +514,30 @@ mod tests {
     fn percent_of_best_and_speedups() {
         let inst = Instance::synthetic(64, 1, 1);
         let recs = records(inst);
-        let exact = evaluate(&recs, &[inst], &|_| Candidate::cpu(true, 16), &mut Det, 3).unwrap();
+        let exact = evaluate(&recs, &[inst], &|_| Candidate::cpu(true, 16), &mut Det, &few(3)).unwrap();
         assert_eq!(exact[0].best, Candidate::cpu(true, 16));
         assert!((exact[0].pct_of_best() - 100.0).abs() < 1e-9);
-        let off = evaluate(&recs, &[inst], &|_| Candidate::cpu(true, 4), &mut Det, 1).unwrap();
+        assert_eq!(exact[0].paired_pct, [100.0; 3]);
+        let off = evaluate(&recs, &[inst], &|_| Candidate::cpu(true, 4), &mut Det, &few(1)).unwrap();
         // tile 4 costs 1 + 2 ms against 1 ms: 33.3 %; sequential (tile 64, tiled) 1 + 2 + 1.
         assert!((off[0].pct_of_best() - 100.0 / 3.0).abs() < 1e-6, "{off:?}");
         assert!((off[0].speedup_over_sequential() - 4.0 / 3.0).abs() < 1e-6);
         assert!((off[0].speedup_over_untuned_cpu() - 2.0 / 3.0).abs() < 1e-6);
+        assert!(off[0].paired_pct.iter().all(|p| (p - 100.0 / 3.0).abs() < 1e-6));
         // A search whose best was a lucky run: re-measuring its best few finds the real best.
         let mut lucky = recs.clone();
         lucky
             .iter_mut()
             .filter(|r| r.candidate == Candidate::cpu(true, 32))
             .for_each(|r| r.time_ms = Some(0.1));
-        let fixed = evaluate(&lucky, &[inst], &|_| Candidate::cpu(true, 16), &mut Det, 2).unwrap();
+        let fixed = evaluate(&lucky, &[inst], &|_| Candidate::cpu(true, 16), &mut Det, &few(2)).unwrap();
         assert_eq!(fixed[0].best, Candidate::cpu(true, 16));
         assert!((fixed[0].pct_of_best() - 100.0).abs() < 1e-9);
         let (mean, min) = mean_min(&[exact[0].clone(), off[0].clone()], EvalRow::pct_of_best);
         assert!((mean - (100.0 + 100.0 / 3.0) / 2.0).abs() < 1e-6 && (min - 100.0 / 3.0).abs() < 1e-6);
         assert!(markdown(&off).contains("33.3"));
         assert!(
-            evaluate(&recs, &[Instance::synthetic(9, 1, 1)], &|_| Candidate::cpu(true, 1), &mut Det, 1)
+            evaluate(&recs, &[Instance::synthetic(9, 1, 1)], &|_| Candidate::cpu(true, 1), &mut Det, &few(1))
                 .is_err()
         );
     }
@@ -420,35 +560,91 @@ mod tests {
         assert!(from_log(&recs, &[Instance::synthetic(9, 1, 1)], &|_| Candidate::cpu(true, 1)).is_err());
     }
 
-    /// A machine whose runs take 10 us, counting them.
-    struct Tiny(usize);
+    /// Exactly `rounds` rounds of single runs.
+    fn few(rounds: usize) -> Retiming {
+        Retiming { min_batch_ms: 0.0, min_total_ms: 0.0, min_rounds: rounds, max_rounds: rounds }
+    }
+
+    /// A machine whose runs take 10 us (parallel tile 16) or 20 us, counting them; every `slow_every`-th
+    /// run of each configuration (the first included) takes 1 ms, as a descheduled thread would.
+    struct Tiny {
+        runs: usize,
+        per: BTreeMap<Candidate, usize>,
+        slow_every: usize,
+    }
     impl Evaluate for Tiny {
         fn features(&mut self, i: &Instance) -> Result<Features> {
             Ok(Features::new(i.dim, 1.0, 1))
         }
         fn run(&mut self, _: &Instance, c: &Candidate) -> Result<std::result::Result<Duration, String>> {
-            self.0 += 1;
-            Ok(Ok(Duration::from_micros(if c.tile == 16 { 10 } else { 20 })))
+            self.runs += 1;
+            let k = self.per.entry(*c).or_default();
+            *k += 1;
+            let us = if (*k - 1).is_multiple_of(self.slow_every) {
+                1000
+            } else if c.tile == 16 && c.parallel {
+                10
+            } else {
+                20
+            };
+            Ok(Ok(Duration::from_micros(us)))
         }
     }
 
-    /// Microsecond instances are re-measured in batches lasting [`MIN_TIMING_MS`]; the
-    /// per-run time comes out unchanged.
     #[test]
-    fn short_runs_are_timed_in_batches() {
+    fn batches_and_rounds_grow_for_short_runs() {
+        let t = Retiming::default();
         assert_eq!(
-            (batch_runs(0.01), batch_runs(5.0), batch_runs(f64::NAN), batch_runs(0.0)),
+            (t.batch_runs(0.01), t.batch_runs(5.0), t.batch_runs(f64::NAN), t.batch_runs(0.0)),
             (200, 1, 1, 1)
         );
+        assert_eq!(t.rounds(0.01, 200), 20, "40 ms in batches of 2 ms");
+        assert_eq!((t.rounds(5.0, 1), t.rounds(f64::NAN, 1)), (9, 9), "at least 9 rounds");
+        assert_eq!(t.rounds(1e-6, 1), 200, "at most 200");
+        assert!((quantile(&[4.0, 1.0, 3.0, 2.0], 0.5) - 2.5).abs() < 1e-12);
+        assert_eq!((quantile(&[5.0], 0.25), quantile(&[1.0, 3.0], 0.75)), (5.0, 2.5));
+        assert!(quantile(&[], 0.5).is_nan());
+    }
+
+    /// Microsecond instances are re-measured in batches over many rounds after a warm-up batch;
+    /// the first (cold) run of every configuration never counts, and the per-run time comes
+    /// out unchanged.
+    #[test]
+    fn short_runs_are_timed_in_warmed_up_batches() {
         let inst = Instance::synthetic(64, 1, 1);
         let mut recs = records(inst);
         recs.iter_mut().for_each(|r| r.time_ms = r.time_ms.map(|t| t / 100.0)); // 10 us and up
-        let mut tiny = Tiny(0);
-        let rows = evaluate(&recs, &[inst], &|_| Candidate::cpu(true, 16), &mut tiny, 3).unwrap();
-        // Contenders: the log's best five (parallel 8, 10, 16, 32 and tiled 16), plus tiled 64 (sequential).
-        assert_eq!(tiny.0, 6 * 3 * 200);
+        let mut tiny = Tiny { runs: 0, per: BTreeMap::new(), slow_every: usize::MAX };
+        let timing = Retiming { min_batch_ms: 0.095, min_total_ms: 0.95, min_rounds: 2, max_rounds: 100 };
+        let rows = evaluate(&recs, &[inst], &|_| Candidate::cpu(true, 16), &mut tiny, &timing).unwrap();
+        // Contenders: the log's best five (parallel 8, 10, 16, 32 and tiled 16), plus tiled 64
+        // (sequential); batches of 10 runs, 10 rounds (about 1 ms at 10 us a run), one warm-up batch.
+        assert_eq!(tiny.runs, 6 * (10 + 1) * 10);
         assert!((rows[0].t_tuned_ms - 0.01).abs() < 1e-9 && (rows[0].t_seq_ms - 0.02).abs() < 1e-9);
         assert_eq!(rows[0].pct_of_best(), 100.0);
+    }
+
+    /// Slow rounds (a descheduled thread) lengthen some timings: the fastest round is kept for
+    /// both sides, so the score stays that of the machine, and the paired spread shows the noise.
+    #[test]
+    fn slow_rounds_do_not_decide_the_score() {
+        let inst = Instance::synthetic(64, 1, 1);
+        let recs = records(inst);
+        let mut tiny = Tiny { runs: 0, per: BTreeMap::new(), slow_every: 4 };
+        let rows = evaluate_many(
+            &recs,
+            &[inst],
+            &[&|_| Candidate::cpu(true, 32), &|_| Candidate::cpu(true, 16)],
+            &mut tiny,
+            &few(12),
+        )
+        .unwrap();
+        assert_eq!(rows.len(), 2);
+        assert!((rows[0][0].pct_of_best() - 50.0).abs() < 1e-9, "{:?}", rows[0][0]);
+        assert_eq!(rows[1][0].pct_of_best(), 100.0);
+        assert_eq!(rows[0][0].best, Candidate::cpu(true, 16));
+        let [p25, p50, p75] = rows[0][0].paired_pct;
+        assert!(p25 <= p50 && p50 <= p75 && (p50 - 50.0).abs() < 1e-9, "{:?}", rows[0][0].paired_pct);
     }
 
     #[test]
