@@ -63,17 +63,17 @@ unsafe impl<T: Send> Send for Segment<T> {}
 
 impl<T: Copy> Segment<T> {
     /// A segment made of `buf` (every element initialised), usable up to `cap <= buf.len()`.
-    fn from_vec(buf: Vec<T>, cap: usize) -> Box<Self> {
+    fn from_vec(buf: Vec<T>, cap: usize) -> Self {
         debug_assert!(cap <= buf.len());
         let mut buf = ManuallyDrop::new(buf);
-        Box::new(Segment {
+        Segment {
             start: 0,
             ptr: NonNull::new(buf.as_mut_ptr()).unwrap_or(NonNull::dangling()),
             init: buf.len(),
             alloc: buf.capacity(),
             cap,
             next: AtomicPtr::new(ptr::null_mut()),
-        })
+        }
     }
 
     /// Swaps this (unlinked) segment's allocation for `buf`, returning the old one as a `Vec`.
@@ -86,8 +86,8 @@ impl<T: Copy> Segment<T> {
         other.into_vec()
     }
 
-    fn into_vec(self: Box<Self>) -> Vec<T> {
-        let s = ManuallyDrop::new(*self);
+    fn into_vec(self) -> Vec<T> {
+        let s = ManuallyDrop::new(self);
         // SAFETY: `ptr`, `init` and `alloc` are the raw parts of a `Vec<T>` taken apart in
         // `from_vec`, and `ManuallyDrop` keeps `Drop` from rebuilding it a second time.
         unsafe { Vec::from_raw_parts(s.ptr.as_ptr(), s.init, s.alloc) }
@@ -119,6 +119,9 @@ pub(super) struct Storage<T> {
     /// Items published (invariant 2): the only line the producer writes on every push.
     published: CachePadded<AtomicUsize>,
     producer: Mutex<Tail<T>>,
+    /// Unlinked segments for reuse, boxed because linking them is handing out the box's
+    /// pointer: a recycled segment is relinked without allocating.
+    #[allow(clippy::vec_box)]
     pool: Mutex<Vec<Box<Segment<T>>>>,
     /// The oldest linked segment (invariant 4).
     first: AtomicPtr<Segment<T>>,
@@ -142,7 +145,7 @@ fn fresh<T: Copy + Default>(n: usize) -> Vec<T> {
 impl<T: Copy + Default + Send> Storage<T> {
     /// An empty storage and the consumer's end of it.
     pub(super) fn new() -> (Self, Head<T>) {
-        let seg = NonNull::from(Box::leak(Segment::from_vec(fresh(CHUNK), CHUNK)));
+        let seg = NonNull::from(Box::leak(Box::new(Segment::from_vec(fresh(CHUNK), CHUNK))));
         let storage = Storage {
             published: CachePadded::new(AtomicUsize::new(0)),
             producer: Mutex::new(Tail { seg, fill: 0, pos: 0 }),
@@ -184,7 +187,8 @@ impl<T: Copy + Default + Send> Storage<T> {
     /// published count.
     pub(super) fn push_buffer(&self, buf: &mut Vec<T>, k: usize) -> usize {
         debug_assert!(k <= buf.len());
-        let mut seg = lock(&self.pool).pop().unwrap_or_else(|| Segment::from_vec(Vec::new(), 0));
+        let pooled = lock(&self.pool).pop();
+        let mut seg = pooled.unwrap_or_else(|| Box::new(Segment::from_vec(Vec::new(), 0)));
         *buf = seg.swap_vec(std::mem::take(buf), k);
         let mut tail = lock(&self.producer);
         self.link(&mut tail, seg, k);
@@ -219,7 +223,7 @@ impl<T: Copy + Default + Send> Storage<T> {
             }
             _ => {
                 let len = n.max(CHUNK);
-                Segment::from_vec(fresh(len), len)
+                Box::new(Segment::from_vec(fresh(len), len))
             }
         }
     }
