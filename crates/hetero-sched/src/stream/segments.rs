@@ -1,6 +1,7 @@
 //! A channel's storage: an unbounded FIFO of items in a singly linked list of segments, written
-//! by one producer at a time and read by one consumer, with no lock on the consumer's side and one
-//! atomic store per publication. This module holds all of the streaming runtime's `unsafe` code.
+//! by one producer at a time and read by one consumer, with no lock on the consumer's side; a push
+//! costs a compare-and-swap on a line only producers touch and one store to the line the
+//! consumer reads. This module holds all of the streaming runtime's `unsafe` code.
 //!
 //! # Layout
 //!
@@ -8,33 +9,36 @@
 //! [`Segment`] is a contiguous, initialised allocation holding the positions
 //! `start .. start + len` for some `len <= cap`. Segments are linked oldest to newest through
 //! `next`; the producer appends to the newest (the *tail*), the consumer reads from the oldest it
-//! has not finished (the *head*). `published` counts the items made visible to the consumer.
+//! has not finished (the *head*). `published` counts the items made visible to the consumer; the
+//! *tail lock* serialises producers (cloned senders).
 //!
 //! # Invariants (who may touch what)
 //!
-//! 1. **Writes.** Only the holder of the `producer` lock writes item memory, and only the tail
-//!    segment's slots at or past its fill (positions `>= published`). Positions below
-//!    `published` are never written again until their segment is recycled.
+//! 1. **Writes.** Only the holder of the tail lock (taken by an `Acquire` compare-and-swap of
+//!    `locked`, released by a `Release` store) touches the `Tail` and writes item memory, and
+//!    only the tail segment's slots at or past its fill (positions `>= published`). Positions
+//!    below `published` are never written again until their segment is recycled.
 //! 2. **Publication.** The producer makes items visible by one store of the new count to
-//!    `published` (`SeqCst`, which includes `Release`): every write of those items, and the link
-//!    of a segment that holds them, happens before it. The consumer reads `published` with
-//!    `Acquire` (or `SeqCst` in the parking handshake) and then reads only positions below what it
-//!    saw.
+//!    `published` (`SeqCst`, which includes `Release`), while holding the tail lock: every
+//!    write of those items, and the link of a segment that holds them, happens before it. The
+//!    consumer reads `published` with `Acquire` (or `SeqCst` in the parking handshake) and then
+//!    reads only positions below the count it saw.
 //! 3. **Sealing.** A segment is *sealed* when the producer stores a non-null `next` (`Release`),
 //!    after writing `next`'s `start`. The producer never touches a segment again once it sealed
 //!    it, so a sealed segment whose every position the consumer has passed belongs to the
 //!    consumer alone, which recycles it (into `pool`) or frees it. If the consumer reads a null
-//!    `next` after reading `published`, every published position it saw is in the head segment.
+//!    `next` after reading the published count, every published position it saw is in the head segment.
 //! 4. **Ownership.** `first` is the oldest segment still linked (the consumer's head, updated
 //!    when it moves on); every linked segment is reachable from it, so dropping the storage
 //!    frees the chain from `first`, and the pool frees itself.
 
+use std::cell::UnsafeCell;
 use std::mem::ManuallyDrop;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crossbeam_utils::CachePadded;
+use crossbeam_utils::{Backoff, CachePadded};
 
 /// Items a standard segment holds: pushes share segments up to this many; bigger pushes get a
 /// segment of their own size.
@@ -101,7 +105,7 @@ impl<T> Drop for Segment<T> {
     }
 }
 
-/// The producer's private view, behind the `producer` lock.
+/// The producer's private view, behind the tail lock.
 struct Tail<T> {
     seg: NonNull<Segment<T>>,
     /// Items written into `seg` (its slots `fill..cap` are free).
@@ -110,15 +114,14 @@ struct Tail<T> {
     pos: usize,
 }
 
-// SAFETY: `Tail` is only a position in the list; the segment it points to is only written by the
-// holder of the lock `Tail` sits behind (invariant 1), from whichever thread that is.
-unsafe impl<T: Send> Send for Tail<T> {}
-
 /// The shared part of one channel's storage.
 pub(super) struct Storage<T> {
-    /// Items published (invariant 2): the only line the producer writes on every push.
+    /// Items published (invariant 2): the only line both sides touch on every item, so it has
+    /// a cache line of its own.
     published: CachePadded<AtomicUsize>,
-    producer: Mutex<Tail<T>>,
+    /// The tail lock and what it guards (invariant 1), on a line only producers touch: taking
+    /// and releasing it costs no cache miss while one producer pushes.
+    tail: CachePadded<TailLock<T>>,
     /// Unlinked segments for reuse, boxed because linking them is handing out the box's
     /// pointer: a recycled segment is relinked without allocating.
     #[allow(clippy::vec_box)]
@@ -127,8 +130,9 @@ pub(super) struct Storage<T> {
     first: AtomicPtr<Segment<T>>,
 }
 
-// SAFETY: item memory is accessed per invariants 1-3 (one writer under the `producer` lock, one
-// reader below `published`), and every other field is an atomic or behind a mutex.
+// SAFETY: item memory and `tail` are accessed per invariants 1-3 (one writer under the tail
+// lock, one reader below the published count), and every other field is an atomic or behind a
+// mutex.
 unsafe impl<T: Send> Send for Storage<T> {}
 // SAFETY: as above.
 unsafe impl<T: Send> Sync for Storage<T> {}
@@ -148,7 +152,10 @@ impl<T: Copy + Default + Send> Storage<T> {
         let seg = NonNull::from(Box::leak(Box::new(Segment::from_vec(fresh(CHUNK), CHUNK))));
         let storage = Storage {
             published: CachePadded::new(AtomicUsize::new(0)),
-            producer: Mutex::new(Tail { seg, fill: 0, pos: 0 }),
+            tail: CachePadded::new(TailLock {
+                locked: AtomicBool::new(false),
+                tail: UnsafeCell::new(Tail { seg, fill: 0, pos: 0 }),
+            }),
             pool: Mutex::new(Vec::new()),
             first: AtomicPtr::new(seg.as_ptr()),
         };
@@ -160,16 +167,31 @@ impl<T: Copy + Default + Send> Storage<T> {
         self.published.load(Ordering::SeqCst)
     }
 
+    /// Takes the tail lock (invariant 1), spinning and then yielding while another producer
+    /// holds it: it is held for one copy into a segment, so waiting is short unless the holder
+    /// was descheduled, and yielding lets it run.
+    fn lock_tail(&self) -> TailGuard<'_, T> {
+        let backoff = Backoff::new();
+        let locked = &self.tail.locked;
+        while locked.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+            while locked.load(Ordering::Relaxed) {
+                backoff.snooze();
+            }
+        }
+        TailGuard { storage: self }
+    }
+
     /// Appends a copy of `items` and publishes them; returns the new published count.
     pub(super) fn push(&self, items: &[T]) -> usize {
-        let mut tail = lock(&self.producer);
+        let mut guard = self.lock_tail();
+        let tail = guard.tail();
         let n = items.len();
         // SAFETY: the tail segment stays linked and allocated while we hold the lock
         // (invariant 3: the consumer frees only sealed segments, and only we seal).
         let cap = unsafe { tail.seg.as_ref().cap };
         if cap - tail.fill < n {
             let seg = self.take(n);
-            self.link(&mut tail, seg, 0);
+            Self::link(tail, seg, 0);
         }
         // SAFETY: slots `fill .. fill + n` of the tail are in bounds (checked above) and not
         // published, so the consumer does not read them and nobody else writes them
@@ -179,7 +201,7 @@ impl<T: Copy + Default + Send> Storage<T> {
             ptr::copy_nonoverlapping(items.as_ptr(), dst, n);
         }
         tail.fill += n;
-        self.publish(&mut tail, n)
+        guard.publish(n)
     }
 
     /// Moves the first `k` items of `buf` in as a segment of their own (no copy) and publishes
@@ -190,19 +212,13 @@ impl<T: Copy + Default + Send> Storage<T> {
         let pooled = lock(&self.pool).pop();
         let mut seg = pooled.unwrap_or_else(|| Box::new(Segment::from_vec(Vec::new(), 0)));
         *buf = seg.swap_vec(std::mem::take(buf), k);
-        let mut tail = lock(&self.producer);
-        self.link(&mut tail, seg, k);
-        self.publish(&mut tail, k)
-    }
-
-    fn publish(&self, tail: &mut Tail<T>, n: usize) -> usize {
-        tail.pos += n;
-        self.published.store(tail.pos, Ordering::SeqCst);
-        tail.pos
+        let mut guard = self.lock_tail();
+        Self::link(guard.tail(), seg, k);
+        guard.publish(k)
     }
 
     /// Seals the tail and links `seg` (already holding `fill` written items) after it.
-    fn link(&self, tail: &mut Tail<T>, mut seg: Box<Segment<T>>, fill: usize) {
+    fn link(tail: &mut Tail<T>, mut seg: Box<Segment<T>>, fill: usize) {
         seg.start = tail.pos;
         *seg.next.get_mut() = ptr::null_mut();
         let new = NonNull::from(Box::leak(seg));
@@ -236,6 +252,41 @@ impl<T: Copy + Default + Send> Storage<T> {
     }
 }
 
+/// The producers' side: the tail and the lock that serialises them.
+struct TailLock<T> {
+    locked: AtomicBool,
+    tail: UnsafeCell<Tail<T>>,
+}
+
+/// The tail lock, held; dropping it releases the lock.
+struct TailGuard<'a, T> {
+    storage: &'a Storage<T>,
+}
+
+impl<T> TailGuard<'_, T> {
+    fn tail(&mut self) -> &mut Tail<T> {
+        // SAFETY: we hold the tail lock (invariant 1), so this is the only reference to `tail`;
+        // it borrows the guard mutably, so it ends before the lock is released.
+        unsafe { &mut *self.storage.tail.tail.get() }
+    }
+
+    /// Publishes `n` more items (invariant 2) and releases the lock; returns the new published
+    /// count.
+    fn publish(mut self, n: usize) -> usize {
+        let tail = self.tail();
+        tail.pos += n;
+        let pos = tail.pos;
+        self.storage.published.store(pos, Ordering::SeqCst);
+        pos
+    }
+}
+
+impl<T> Drop for TailGuard<'_, T> {
+    fn drop(&mut self) {
+        self.storage.tail.locked.store(false, Ordering::Release);
+    }
+}
+
 impl<T> Drop for Storage<T> {
     fn drop(&mut self) {
         let mut at = *self.first.get_mut();
@@ -254,7 +305,7 @@ pub(super) struct Head<T> {
     seg: NonNull<Segment<T>>,
     /// Position of the next unconsumed item.
     pos: usize,
-    /// `published` as last read.
+    /// The published count as last read.
     seen: usize,
     /// Items readable contiguously at `pos` in `seg`, as of the last [`Head::contiguous`].
     readable: usize,
@@ -264,12 +315,12 @@ pub(super) struct Head<T> {
 unsafe impl<T: Send> Send for Head<T> {}
 
 impl<T: Copy + Default + Send> Head<T> {
-    /// Unconsumed items as of the last read of `published`.
+    /// Unconsumed items as of the last read of the published count.
     pub(super) fn cached(&self) -> usize {
         self.seen - self.pos
     }
 
-    /// Re-reads `published`; returns the unconsumed items.
+    /// Re-reads the published count; returns the unconsumed items.
     pub(super) fn refresh(&mut self, s: &Storage<T>) -> usize {
         self.seen = s.published.load(Ordering::Acquire);
         self.cached()
@@ -309,7 +360,7 @@ impl<T: Copy + Default + Send> Head<T> {
     pub(super) fn slice(&self, len: usize) -> &[T] {
         let len = len.min(self.readable);
         // SAFETY: the head segment is linked and allocated (only we free it, and we are
-        // borrowed); positions `pos .. pos + readable` lie in it and below `published`, so
+        // borrowed); positions `pos .. pos + readable` lie in it and below the published count, so
         // they are initialised and nobody writes them (invariants 1, 2).
         unsafe {
             let seg = self.seg.as_ref();
