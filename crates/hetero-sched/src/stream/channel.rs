@@ -5,8 +5,10 @@
 //! the published length of the tail segment (under a lock only producers take, which serialises
 //! cloned senders) and publishes them with one atomic store; the receiver reads that counter,
 //! caches it, and hands out slices of the head segment directly, copying into a private buffer
-//! only when a batch must span two segments. A large committed [`Slot`] moves the sender's
-//! staging buffer in as a segment of its own, without copying.
+//! only when a batch must span two segments. A [`Slot`] of a sender that has no clones is the
+//! tail segment's own memory (written in place, published by the commit); a sender with clones
+//! or several receivers stages the slot in a buffer of its own and copies it in on commit, or,
+//! when large and for one receiver, moves the buffer in as a segment without copying.
 //!
 //! Blocking: a receiver that needs more items than are published spins briefly, then parks on a
 //! condition variable after announcing what it waits for in `want`. Both sides use the Dekker
@@ -24,7 +26,7 @@ use std::time::{Duration, Instant};
 use crossbeam_utils::CachePadded;
 
 use super::error::{Result, StreamError};
-use super::segments::{CHUNK, Head, Storage};
+use super::segments::{CHUNK, Head, Reservation, Storage};
 use super::stats;
 
 /// State shared by every endpoint of one pipeline: whether the run was stopped, and the channels
@@ -267,10 +269,19 @@ impl<T: Item> Sender<T> {
     /// Hands out `n` items of channel memory to write in place; see [`Slot`]. The contents are
     /// unspecified (`T::default()` or earlier values) until written.
     pub fn reserve(&mut self, n: usize) -> Slot<'_, T> {
+        // With no clones (none can appear while the slot borrows this sender) nobody else takes
+        // the tail lock, so the slot may hold it for as long as the caller writes.
+        if let [t] = &*self.targets
+            && t.senders.load(Ordering::Acquire) == 1
+        {
+            let this: &Sender<T> = self;
+            let chan = &*this.targets[0];
+            return Slot { place: Some(Place::Direct { chan, res: chan.storage.reserve(n) }), n };
+        }
         if self.staging.len() < n {
             self.staging.resize(n, T::default());
         }
-        Slot { sender: self, n, publish: Some(n) }
+        Slot { place: Some(Place::Staged(self)), n }
     }
 
     /// Stops this sender's run (what cancelling an in-process transport means): every stage of
@@ -343,9 +354,36 @@ impl<T: Item> Drop for Sender<T> {
 /// Channel memory reserved by [`Sender::reserve`]: derefs to `&mut [T]` of the reserved length.
 /// [`Slot::commit`] publishes a prefix; dropping the slot publishes all of it.
 pub struct Slot<'a, T: Item> {
-    sender: &'a mut Sender<T>,
+    /// `None` once published (or discarded).
+    place: Option<Place<'a, T>>,
     n: usize,
-    publish: Option<usize>,
+}
+
+/// Where a slot's items are written.
+enum Place<'a, T: Item> {
+    /// In the tail segment of the only channel, with its tail lock held.
+    Direct { chan: &'a Chan<T>, res: Reservation<'a, T> },
+    /// In the sender's staging buffer.
+    Staged(&'a mut Sender<T>),
+}
+
+impl<T: Item> Place<'_, T> {
+    fn publish(self, k: usize) -> Result<()> {
+        match self {
+            Place::Direct { chan, res } => {
+                if chan.run.is_cancelled() {
+                    return Err(StreamError::Cancelled);
+                }
+                if !chan.receiver_alive.load(Ordering::Acquire) {
+                    return finish_publish(false, k);
+                }
+                let pos = res.commit(k);
+                chan.wake_for(pos);
+                finish_publish(true, k)
+            }
+            Place::Staged(sender) => sender.publish_staged(k),
+        }
+    }
 }
 
 impl<T: Item> Slot<'_, T> {
@@ -354,33 +392,41 @@ impl<T: Item> Slot<'_, T> {
     /// Errors: [`StreamError::CommitTooMany`] when `k` exceeds the slot (nothing is published),
     /// and those of [`Sender::push`].
     pub fn commit(mut self, k: usize) -> Result<()> {
-        self.publish = None;
+        let place = self.place.take().expect("a slot is published once");
         if k > self.n {
             return Err(StreamError::CommitTooMany { k, n: self.n });
         }
-        self.sender.publish_staged(k)
+        place.publish(k)
     }
 }
 
 impl<T: Item> Deref for Slot<'_, T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
-        &self.sender.staging[..self.n]
+        match self.place.as_ref() {
+            Some(Place::Direct { res, .. }) => res.as_slice(),
+            Some(Place::Staged(sender)) => &sender.staging[..self.n],
+            None => &[],
+        }
     }
 }
 
 impl<T: Item> DerefMut for Slot<'_, T> {
     fn deref_mut(&mut self) -> &mut [T] {
-        &mut self.sender.staging[..self.n]
+        match self.place.as_mut() {
+            Some(Place::Direct { res, .. }) => res.as_mut_slice(),
+            Some(Place::Staged(sender)) => &mut sender.staging[..self.n],
+            None => &mut [],
+        }
     }
 }
 
 impl<T: Item> Drop for Slot<'_, T> {
     fn drop(&mut self) {
-        if let Some(k) = self.publish.take() {
+        if let Some(place) = self.place.take() {
             // A drop cannot report: a stopped run or a gone receiver loses the items, which is
             // what either of those means anyway. `commit` reports them.
-            let _ = self.sender.publish_staged(k);
+            let _ = place.publish(self.n);
         }
     }
 }

@@ -183,9 +183,17 @@ impl<T: Copy + Default + Send> Storage<T> {
 
     /// Appends a copy of `items` and publishes them; returns the new published count.
     pub(super) fn push(&self, items: &[T]) -> usize {
+        let mut res = self.reserve(items.len());
+        res.as_mut_slice().copy_from_slice(items);
+        res.commit(items.len())
+    }
+
+    /// Takes the tail lock and makes room for `n` items in the tail segment (sealing it for a
+    /// new one if it has less); the items are published by [`Reservation::commit`]. Other
+    /// producers wait while the reservation lives.
+    pub(super) fn reserve(&self, n: usize) -> Reservation<'_, T> {
         let mut guard = self.lock_tail();
         let tail = guard.tail();
-        let n = items.len();
         // SAFETY: the tail segment stays linked and allocated while we hold the lock
         // (invariant 3: the consumer frees only sealed segments, and only we seal).
         let cap = unsafe { tail.seg.as_ref().cap };
@@ -193,15 +201,7 @@ impl<T: Copy + Default + Send> Storage<T> {
             let seg = self.take(n);
             Self::link(tail, seg, 0);
         }
-        // SAFETY: slots `fill .. fill + n` of the tail are in bounds (checked above) and not
-        // published, so the consumer does not read them and nobody else writes them
-        // (invariant 1); `items` is a distinct allocation.
-        unsafe {
-            let dst = tail.seg.as_ref().ptr.as_ptr().add(tail.fill);
-            ptr::copy_nonoverlapping(items.as_ptr(), dst, n);
-        }
-        tail.fill += n;
-        guard.publish(n)
+        Reservation { guard, n }
     }
 
     /// Moves the first `k` items of `buf` in as a segment of their own (no copy) and publishes
@@ -256,6 +256,42 @@ impl<T: Copy + Default + Send> Storage<T> {
 struct TailLock<T> {
     locked: AtomicBool,
     tail: UnsafeCell<Tail<T>>,
+}
+
+/// `n` unpublished slots at the end of the tail segment, with the tail lock held: written in
+/// place, published by [`Reservation::commit`]; dropping it publishes nothing.
+pub(super) struct Reservation<'a, T> {
+    guard: TailGuard<'a, T>,
+    n: usize,
+}
+
+impl<T> Reservation<'_, T> {
+    /// The reserved slots (earlier values or `T::default()` until written).
+    pub(super) fn as_slice(&self) -> &[T] {
+        // SAFETY: we hold the tail lock; slots `fill .. fill + n` of the tail segment are in
+        // bounds (`reserve` made room), initialised, and unpublished, so nobody else reads or
+        // writes them (invariant 1) while this borrow of the reservation lives.
+        unsafe {
+            let tail = &*self.guard.storage.tail.tail.get();
+            std::slice::from_raw_parts(tail.seg.as_ref().ptr.as_ptr().add(tail.fill), self.n)
+        }
+    }
+
+    /// The reserved slots, to write.
+    pub(super) fn as_mut_slice(&mut self) -> &mut [T] {
+        let tail = self.guard.tail();
+        // SAFETY: as in `as_slice`; the mutable borrow of the reservation makes this the only
+        // reference to the slots.
+        unsafe { std::slice::from_raw_parts_mut(tail.seg.as_ref().ptr.as_ptr().add(tail.fill), self.n) }
+    }
+
+    /// Publishes the first `k <= n` reserved items and releases the lock; returns the new
+    /// published count.
+    pub(super) fn commit(mut self, k: usize) -> usize {
+        let k = k.min(self.n);
+        self.guard.tail().fill += k;
+        self.guard.publish(k)
+    }
 }
 
 /// The tail lock, held; dropping it releases the lock.
