@@ -254,3 +254,12 @@ fn odd_item_types_round_trip() {
     }
     assert_eq!(got, items);
 }
+
+#[test]
+fn endpoints_can_move_between_and_be_shared_by_threads() {
+    fn send_sync<X: Send + Sync>() {}
+    send_sync::<Sender<u32>>();
+    send_sync::<Receiver<u32>>();
+    send_sync::<hetero_sched::stream::Slot<'static, u32>>();
+    send_sync::<hetero_sched::stream::Batch<'static, u32>>();
+}

@@ -349,6 +349,9 @@ pub(super) struct Head<T> {
 
 // SAFETY: the head is a position in the list plus counters; the consumer may run on any thread.
 unsafe impl<T: Send> Send for Head<T> {}
+// SAFETY: through `&Head` one can only read counters and published items (`slice`), which no one
+// writes while they are published (invariant 1); sharing that read needs `T: Sync`.
+unsafe impl<T: Sync> Sync for Head<T> {}
 
 impl<T: Copy + Default + Send> Head<T> {
     /// Unconsumed items as of the last read of the published count.
