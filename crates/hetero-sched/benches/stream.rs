@@ -15,7 +15,8 @@
 //!
 //! After criterion, with `--bench`, a table of medians and ratios is printed: every contender
 //! runs once per round, rounds repeated (contenders interleaved so that all of them share the
-//! machine's background load), medians over the rounds.
+//! machine's background load, each round starting with the next contender), medians over the
+//! rounds.
 
 use std::hint::black_box;
 use std::ops::Range;
@@ -268,9 +269,12 @@ fn report() {
         let n = items(batch);
         let all = contenders();
         let mut times = vec![Vec::new(); all.len()];
-        for _ in 0..ROUNDS {
-            for ((_, f), t) in all.iter().zip(&mut times) {
-                t.push(seconds(|| {
+        // Each round starts with a different contender, so that none always runs first (after
+        // another batch size's runs, or right after the same peer).
+        for round in 0..ROUNDS {
+            for i in (0..all.len()).map(|i| (i + round) % all.len()) {
+                let f = all[i].1;
+                times[i].push(seconds(|| {
                     black_box(f(n, batch));
                 }));
             }
