@@ -263,3 +263,26 @@ fn endpoints_can_move_between_and_be_shared_by_threads() {
     send_sync::<hetero_sched::stream::Slot<'static, u32>>();
     send_sync::<hetero_sched::stream::Batch<'static, u32>>();
 }
+
+#[test]
+fn a_leaked_slot_loses_its_items_but_blocks_nothing() {
+    let (mut tx, mut rx) = Pipeline::new().channel::<u32>();
+    tx.push(&[1, 2]).expect("receiver alive");
+    let mut slot = tx.reserve(3);
+    slot.copy_from_slice(&[7, 7, 7]);
+    std::mem::forget(slot);
+    let got = bounded(Duration::from_secs(10), move || {
+        tx.push(&[3]).expect("receiver alive");
+        let clone = tx.clone();
+        clone.push(&[4]).expect("receiver alive");
+        std::mem::forget(tx.reserve(1)); // leaked again, now with a clone around
+        clone.push(&[5]).expect("receiver alive");
+        drop((tx, clone));
+        let mut got = Vec::new();
+        while let Some(b) = rx.pop(1, 10).expect("valid") {
+            got.extend_from_slice(&b);
+        }
+        got
+    });
+    assert_eq!(got, [1, 2, 3, 4, 5]);
+}

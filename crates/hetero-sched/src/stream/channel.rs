@@ -276,7 +276,7 @@ impl<T: Item> Sender<T> {
         {
             let this: &Sender<T> = self;
             let chan = &*this.targets[0];
-            return Slot { place: Some(Place::Direct { chan, res: chan.storage.reserve(n) }), n };
+            return Slot { place: Some(Place::Direct { chan, res: chan.storage.reserve_slot(n) }), n };
         }
         if self.staging.len() < n {
             self.staging.resize(n, T::default());

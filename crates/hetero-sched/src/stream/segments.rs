@@ -154,6 +154,7 @@ impl<T: Copy + Default + Send> Storage<T> {
             published: CachePadded::new(AtomicUsize::new(0)),
             tail: CachePadded::new(TailLock {
                 locked: AtomicBool::new(false),
+                slot_open: AtomicBool::new(false),
                 tail: UnsafeCell::new(Tail { seg, fill: 0, pos: 0 }),
             }),
             pool: Mutex::new(Vec::new()),
@@ -172,13 +173,29 @@ impl<T: Copy + Default + Send> Storage<T> {
     /// was descheduled, and yielding lets it run.
     fn lock_tail(&self) -> TailGuard<'_, T> {
         let backoff = Backoff::new();
-        let locked = &self.tail.locked;
-        while locked.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
-            while locked.load(Ordering::Relaxed) {
+        let t = &*self.tail;
+        while t.locked.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+            // A slot (see `reserve_slot`) holds the lock while it lives, and while it lives no
+            // producer can run: so a lock held by a slot was leaked with it (`mem::forget`), and
+            // is adopted; the leaked slot's items were never published, as a forgotten slot's
+            // are not.
+            if t.slot_open.swap(false, Ordering::Acquire) {
+                break;
+            }
+            while t.locked.load(Ordering::Relaxed) && !t.slot_open.load(Ordering::Relaxed) {
                 backoff.snooze();
             }
         }
         TailGuard { storage: self }
+    }
+
+    /// [`Storage::reserve`] for a slot that the only producer holds while its caller writes:
+    /// only valid while no other producer can push (the caller checks that there is none, and
+    /// that none can appear while the reservation lives).
+    pub(super) fn reserve_slot(&self, n: usize) -> Reservation<'_, T> {
+        let res = self.reserve(n);
+        self.tail.slot_open.store(true, Ordering::Relaxed);
+        res
     }
 
     /// Appends a copy of `items` and publishes them; returns the new published count.
@@ -255,6 +272,8 @@ impl<T: Copy + Default + Send> Storage<T> {
 /// The producers' side: the tail and the lock that serialises them.
 struct TailLock<T> {
     locked: AtomicBool,
+    /// The lock is held by a slot's reservation (set and cleared while it is held).
+    slot_open: AtomicBool,
     tail: UnsafeCell<Tail<T>>,
 }
 
@@ -319,6 +338,7 @@ impl<T> TailGuard<'_, T> {
 
 impl<T> Drop for TailGuard<'_, T> {
     fn drop(&mut self) {
+        self.storage.tail.slot_open.store(false, Ordering::Relaxed);
         self.storage.tail.locked.store(false, Ordering::Release);
     }
 }
