@@ -17,7 +17,10 @@
 //! 1. **Writes.** Only the holder of the tail lock (taken by an `Acquire` compare-and-swap of
 //!    `locked`, released by a `Release` store) touches the `Tail` and writes item memory, and
 //!    only the tail segment's slots at or past its fill (positions `>= published`). Positions
-//!    below `published` are never written again until their segment is recycled.
+//!    below `published` are never written again until their segment is recycled. An in-place
+//!    slot of a sender without clones holds the lock while its caller writes (`slot_open`
+//!    says so); no other producer can exist meanwhile, so a producer that finds the lock held
+//!    by a slot knows the slot was leaked and adopts the lock.
 //! 2. **Publication.** The producer makes items visible by one store of the new count to
 //!    `published` (`SeqCst`, which includes `Release`), while holding the tail lock: every
 //!    write of those items, and the link of a segment that holds them, happens before it. The
