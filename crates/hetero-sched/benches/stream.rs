@@ -9,16 +9,23 @@
 //!   4096). Forwarding costs about a copy per item and stage, so the comparison is only meaningful
 //!   with work per item; with none, any pipeline is several times slower than one loop.
 //!
-//! After criterion, with `--bench`, a table of medians and ratios is printed.
+//! hetkit runs twice: `hetkit reserve` writes each batch in place (`reserve(batch)` then
+//! `commit`), `hetkit push` copies it in with `push(&items)` (at batch 1, `push(&[x])` per
+//! item); the table reports both against the best peer, so the slower path is visible.
+//!
+//! After criterion, with `--bench`, a table of medians and ratios is printed: every contender
+//! runs once per round, rounds repeated (contenders interleaved so that all of them share the
+//! machine's background load, each round starting with the next contender), medians over the
+//! rounds.
 
 use std::hint::black_box;
 use std::ops::Range;
 use std::sync::mpsc;
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group};
-use hetero_sched::stream::{Pipeline, StreamError};
+use hetero_sched::stream::{Pipeline, Sender, StreamError};
 
 const BATCHES: [usize; 3] = [1, 64, 4096];
 
@@ -37,18 +44,41 @@ fn want(n: usize) -> u64 {
 }
 
 /// Producer reserves `batch` items in place and fills them; consumer pops up to `batch` and sums.
-fn run_stream(n: usize, batch: usize) -> u64 {
+fn run_stream_reserve(n: usize, batch: usize) -> u64 {
+    stream_pipeline(n, batch, |tx, at, k| {
+        let mut slot = tx.reserve(k);
+        for (j, v) in slot.iter_mut().enumerate() {
+            *v = item(at + j);
+        }
+        slot.commit(k)
+    })
+}
+
+/// Producer fills a buffer of `batch` items and pushes a copy of it (at batch 1, `push(&[x])`).
+fn run_stream_push(n: usize, batch: usize) -> u64 {
+    let mut buf = vec![0u32; batch];
+    stream_pipeline(n, batch, move |tx, at, k| {
+        for (j, v) in buf[..k].iter_mut().enumerate() {
+            *v = item(at + j);
+        }
+        tx.push(&buf[..k])
+    })
+}
+
+/// Producer stage sending items `0..n` by `send(tx, first, count)`, consumer stage popping up to
+/// `batch` and summing; returns the sum.
+fn stream_pipeline(
+    n: usize,
+    batch: usize,
+    mut send: impl FnMut(&mut Sender<u32>, usize, usize) -> Result<(), StreamError> + Send + 'static,
+) -> u64 {
     let mut p = Pipeline::new();
     let (mut tx, mut rx) = p.channel::<u32>();
     p.stage("producer", move || {
         let mut at = 0;
         while at < n {
             let k = batch.min(n - at);
-            let mut slot = tx.reserve(k);
-            for (j, v) in slot.iter_mut().enumerate() {
-                *v = item(at + j);
-            }
-            slot.commit(k)?;
+            send(&mut tx, at, k)?;
             at += k;
         }
         Ok::<(), StreamError>(())
@@ -122,9 +152,11 @@ fn run_mpsc_vecs(n: usize, batch: usize) -> u64 {
 
 type Contender = (&'static str, fn(usize, usize) -> u64);
 
-fn contenders() -> [Contender; 5] {
+/// Contenders whose names start with `hetkit` are ours; the others are the peers.
+fn contenders() -> [Contender; 6] {
     [
-        ("hetkit stream", run_stream),
+        ("hetkit reserve", run_stream_reserve),
+        ("hetkit push", run_stream_push),
         ("crossbeam items", |n, _| run_crossbeam_items(n)),
         ("crossbeam vecs", run_crossbeam_vecs),
         ("mpsc items", |n, _| run_mpsc_items(n)),
@@ -137,7 +169,9 @@ fn channel(c: &mut Criterion) {
         let n = items(batch);
         let expect = want(n);
         let mut g = c.benchmark_group(format!("channel/batch{batch}"));
-        g.sample_size(10).throughput(Throughput::Bytes(4 * n as u64));
+        // A warm-up and 20 samples: one sample is one run (tens of ms), and the table below
+        // showed runs to vary with the background load more than criterion's default expects.
+        g.warm_up_time(Duration::from_secs(1)).sample_size(20).throughput(Throughput::Bytes(4 * n as u64));
         for (name, f) in contenders() {
             g.bench_function(name, |b| b.iter(|| assert_eq!(black_box(f(n, batch)), expect)));
         }
@@ -212,54 +246,61 @@ fn forward_overhead(c: &mut Criterion) {
     g.finish();
 }
 
-fn median_seconds(mut f: impl FnMut(), runs: usize) -> f64 {
-    let mut t: Vec<f64> = (0..runs)
-        .map(|_| {
-            let s = Instant::now();
-            f();
-            s.elapsed().as_secs_f64()
-        })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    t[runs / 2]
+fn seconds(f: impl FnOnce()) -> f64 {
+    let s = Instant::now();
+    f();
+    s.elapsed().as_secs_f64()
 }
 
-/// Medians measured back to back in one process, so the ratios share the machine's load.
+fn median(mut t: Vec<f64>) -> f64 {
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
+/// Rounds of the table: every contender once per round.
+const ROUNDS: usize = 15;
+
+/// Medians measured in one process with the contenders interleaved, so the ratios share the
+/// machine's load.
 fn report() {
-    println!("\nthroughput, 4-byte items, two threads (median of 7 runs)");
-    println!("{:>6} {:>16} {:>12} {:>10}", "batch", "contender", "M items/s", "GB/s");
+    println!("\nthroughput, 4-byte items, two threads (median of {ROUNDS} interleaved rounds)");
+    println!("{:>6} {:>16} {:>12} {:>10} {:>14}", "batch", "contender", "M items/s", "GB/s", "/ best peer");
     for batch in BATCHES {
         let n = items(batch);
-        for (name, f) in contenders() {
-            let s = median_seconds(
-                || {
+        let all = contenders();
+        let mut times = vec![Vec::new(); all.len()];
+        // Each round starts with a different contender, so that none always runs first (after
+        // another batch size's runs, or right after the same peer).
+        for round in 0..ROUNDS {
+            for i in (0..all.len()).map(|i| (i + round) % all.len()) {
+                let f = all[i].1;
+                times[i].push(seconds(|| {
                     black_box(f(n, batch));
-                },
-                7,
-            );
-            println!("{batch:>6} {name:>16} {:>12.1} {:>10.3}", n as f64 / s / 1e6, 4.0 * n as f64 / s / 1e9);
+                }));
+            }
+        }
+        let rate: Vec<f64> = times.into_iter().map(|t| n as f64 / median(t)).collect();
+        let best_peer =
+            all.iter().zip(&rate).filter(|((name, _), _)| !name.starts_with("hetkit")).map(|(_, &r)| r);
+        let best_peer = best_peer.fold(0.0, f64::max);
+        for ((name, _), &r) in all.iter().zip(&rate) {
+            let ratio =
+                if name.starts_with("hetkit") { format!("{:.2}", r / best_peer) } else { String::new() };
+            println!("{batch:>6} {name:>16} {:>12.1} {:>10.3} {ratio:>14}", r / 1e6, 4.0 * r / 1e9);
         }
     }
     // Alternating runs, so both medians see the same background load.
     let n = 1 << 22;
     let (mut lone, mut piped) = (Vec::new(), Vec::new());
     for _ in 0..9 {
-        lone.push(median_seconds(
-            || {
-                black_box(one_loop(n));
-            },
-            1,
-        ));
-        piped.push(median_seconds(
-            || {
-                black_box(forwarded(n, 4096));
-            },
-            1,
-        ));
+        lone.push(seconds(|| {
+            black_box(one_loop(n));
+        }));
+        piped.push(seconds(|| {
+            black_box(forwarded(n, 4096));
+        }));
     }
-    lone.sort_by(f64::total_cmp);
-    piped.sort_by(f64::total_cmp);
-    let (lone, piped) = (lone[4], piped[4]);
+    let (lone, piped) = (median(lone), median(piped));
     println!(
         "\nforwarding (medians of 9 alternating runs): one loop {:.2} ms, 4-stage pipeline {:.2} ms, ratio {:.3}",
         lone * 1e3,

@@ -1,20 +1,32 @@
 //! Typed, unbounded FIFO channels with elastic two-phase pops and in-place reserves.
 //!
-//! Storage: the shared part of a channel is a FIFO of *chunks* (vectors); the receiver keeps a
-//! private vector that is the head of the queue. A pop that needs more items than the private
-//! part holds takes the first chunk whole (a move, no copy) and appends following chunks only when
-//! a batch must span them, so a batch is always one contiguous slice and the lock is taken once per
-//! refill rather than once per pop. Consumed chunks go back to a pool that pushes and reserves draw
-//! from, so once the pipeline has warmed up nothing is allocated; a committed [`Slot`] moves its
-//! chunk into the queue without copying.
+//! Storage ([`segments`](super::segments)): a linked list of fixed-size segments of contiguous
+//! items, recycled through a pool, so nothing is allocated per item. A push copies its items past
+//! the published length of the tail segment (under a lock only producers take, which serialises
+//! cloned senders) and publishes them with one atomic store; the receiver reads that counter,
+//! caches it, and hands out slices of the head segment directly, copying into a private buffer
+//! only when a batch must span two segments. A [`Slot`] of a sender that has no clones is the
+//! tail segment's own memory (written in place, published by the commit); a sender with clones
+//! or several receivers stages the slot in a buffer of its own and copies it in on commit, or,
+//! when large and for one receiver, moves the buffer in as a segment without copying.
+//!
+//! Blocking: a receiver that needs more items than are published spins briefly, then parks on a
+//! condition variable after announcing what it waits for in `want`. Both sides use the Dekker
+//! pattern with sequentially consistent operations (the receiver stores `want` and then reads
+//! the published count; a producer stores the count and then reads `want`), so at least one of
+//! them sees the other: a producer takes the wake-up lock only when a receiver is parked and its
+//! push reaches what the receiver waits for, and never makes a system call while the receiver is
+//! running.
 
-use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
 
 use super::error::{Result, StreamError};
+use super::segments::{CHUNK, Head, Reservation, Storage};
 use super::stats;
 
 /// State shared by every endpoint of one pipeline: whether the run was stopped, and the channels
@@ -101,113 +113,101 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Items a fresh chunk has room for: pushes smaller than this share chunks.
-const CHUNK: usize = 4096;
-/// Empty chunks kept for reuse per channel; more are freed.
-const POOL: usize = 32;
-/// Rounds of spinning and yielding before a pop blocks on the condition variable: a producer
-/// that is about to push costs less than a sleep and a wake-up.
-const SPIN_ROUNDS: u32 = 12;
-
-struct Queue<T> {
-    /// Non-empty chunks in FIFO order.
-    chunks: VecDeque<Vec<T>>,
-    /// Items in `chunks`.
-    count: usize,
-    /// Chunks to reuse; their length is meaningless (stale but initialised values).
-    pool: Vec<Vec<T>>,
-    senders: usize,
-    receiver_alive: bool,
-    /// Shared items the blocked receiver waits for; 0 when it is not waiting (senders notify only
-    /// when this many are there, so a receiver asking for 4096 is not woken 4096 times).
-    want: usize,
-    /// The stage whose drop of the last sender ended the stream (none when dropped off-stage).
-    closed_by: Option<Arc<StageDone>>,
-}
-
-impl<T: Copy> Queue<T> {
-    /// Appends a copy of `items`, into the last chunk when it has room, else a pooled one.
-    fn append(&mut self, items: &[T]) {
-        if items.is_empty() {
-            return;
-        }
-        match self.chunks.back_mut() {
-            Some(last) if last.capacity() - last.len() >= items.len() => last.extend_from_slice(items),
-            _ => {
-                let mut c = self.spare(items.len().max(CHUNK));
-                c.clear();
-                c.extend_from_slice(items);
-                self.chunks.push_back(c);
-            }
-        }
-        self.count += items.len();
-    }
-
-    /// Moves a filled chunk in (no copy).
-    fn append_chunk(&mut self, chunk: Vec<T>) {
-        if chunk.is_empty() {
-            self.recycle(chunk);
-        } else {
-            self.count += chunk.len();
-            self.chunks.push_back(chunk);
-        }
-    }
-
-    /// A pooled chunk (any length) or a new one with room for `cap`.
-    fn spare(&mut self, cap: usize) -> Vec<T> {
-        self.pool.pop().unwrap_or_else(|| Vec::with_capacity(cap))
-    }
-
-    fn recycle(&mut self, chunk: Vec<T>) {
-        if chunk.capacity() > 0 && self.pool.len() < POOL {
-            self.pool.push(chunk);
-        }
-    }
-
-    fn pop_chunk(&mut self) -> Option<Vec<T>> {
-        let c = self.chunks.pop_front()?;
-        self.count -= c.len();
-        Some(c)
-    }
-}
+/// How long a receiver spins and yields before it parks: long enough to cover a producer that
+/// is preparing its next batch (a few microseconds at 4096 items), short enough not to burn a
+/// core that another stage needs.
+const SPIN: Duration = Duration::from_micros(50);
+/// Busy-wait rounds before the spinning receiver starts yielding its core.
+const SPIN_ROUNDS: u32 = 6;
 
 struct Chan<T> {
-    queue: Mutex<Queue<T>>,
-    ready: Condvar,
-    /// `count` as of the last change, read without the lock by a receiver that spins.
-    hint: AtomicUsize,
-    /// Every sender is gone (also set under the lock).
+    storage: Storage<T>,
+    /// Position the parked receiver waits for; 0 when it is not parked (positions it waits for
+    /// are at least 1). Written by the receiver only around parking, read by every push.
+    want: CachePadded<AtomicUsize>,
+    senders: AtomicUsize,
+    /// Every sender is gone: the published count is final.
     closed: AtomicBool,
+    receiver_alive: AtomicBool,
+    /// The stage whose drop of the last sender ended the stream (none when dropped off-stage).
+    closed_by: Mutex<Option<Arc<StageDone>>>,
+    /// The lock and condition variable of parking; no item is behind them.
+    park: Mutex<()>,
+    ready: Condvar,
     run: Arc<RunState>,
 }
 
 impl<T: Send> Wake for Chan<T> {
     fn wake(&self) {
-        let _q = lock(&self.queue);
+        let _g = lock(&self.park);
         self.ready.notify_all();
     }
 }
 
+impl<T: Item> Chan<T> {
+    /// After a publication that reached position `pos`: wakes the receiver if it is parked
+    /// waiting for at most `pos` (the producer's half of the handshake described above).
+    fn wake_for(&self, pos: usize) {
+        let want = self.want.load(Ordering::SeqCst);
+        if want != 0 && pos >= want {
+            let _g = lock(&self.park);
+            self.ready.notify_one();
+        }
+    }
+
+    /// Whether a waiting receiver should stop waiting for position `target`.
+    fn done_waiting(&self, target: usize) -> bool {
+        self.storage.published() >= target || self.closed.load(Ordering::SeqCst) || self.run.is_cancelled()
+    }
+
+    /// Blocks until position `target` is published, the stream ended or the run was stopped:
+    /// spinning, then yielding, then parked.
+    fn wait(&self, target: usize) {
+        let since = Instant::now();
+        let mut round = 0u32;
+        while !self.done_waiting(target) {
+            if round < SPIN_ROUNDS {
+                (0..1u32 << round).for_each(|_| std::hint::spin_loop());
+                round += 1;
+            } else if since.elapsed() < SPIN {
+                std::thread::yield_now();
+            } else {
+                self.park(target);
+                break;
+            }
+        }
+        stats::blocked(since);
+    }
+
+    /// The receiver's half of the handshake: announce `want`, then re-check under the lock a
+    /// waking producer must take.
+    fn park(&self, target: usize) {
+        let mut g = lock(&self.park);
+        self.want.store(target, Ordering::SeqCst);
+        while !self.done_waiting(target) {
+            g = self.ready.wait(g).unwrap_or_else(PoisonError::into_inner);
+        }
+        self.want.store(0, Ordering::Relaxed);
+    }
+}
+
 /// Creates one channel with no senders yet; the caller makes the endpoints.
-fn new_chan<T: Item>(run: &Arc<RunState>) -> Arc<Chan<T>> {
+fn new_chan<T: Item>(run: &Arc<RunState>) -> (Arc<Chan<T>>, Head<T>) {
+    let (storage, head) = Storage::new();
     let ch = Arc::new(Chan {
-        queue: Mutex::new(Queue {
-            chunks: VecDeque::new(),
-            count: 0,
-            pool: Vec::new(),
-            senders: 0,
-            receiver_alive: true,
-            want: 0,
-            closed_by: None,
-        }),
-        ready: Condvar::new(),
-        hint: AtomicUsize::new(0),
+        storage,
+        want: CachePadded::new(AtomicUsize::new(0)),
+        senders: AtomicUsize::new(0),
         closed: AtomicBool::new(false),
+        receiver_alive: AtomicBool::new(true),
+        closed_by: Mutex::new(None),
+        park: Mutex::new(()),
+        ready: Condvar::new(),
         run: Arc::clone(run),
     });
     let weak: Weak<dyn Wake> = Arc::downgrade(&ch) as Weak<Chan<T>>;
     run.register(weak);
-    ch
+    (ch, head)
 }
 
 /// Item types a channel carries: plain values copied in and out of contiguous storage.
@@ -216,14 +216,14 @@ impl<T: Copy + Default + Send + 'static> Item for T {}
 
 /// Makes a point-to-point channel.
 pub(crate) fn channel<T: Item>(run: &Arc<RunState>) -> (Sender<T>, Receiver<T>) {
-    let ch = new_chan::<T>(run);
-    (Sender::new(vec![Arc::clone(&ch)]), Receiver::new(ch))
+    let (ch, head) = new_chan::<T>(run);
+    (Sender::new(vec![Arc::clone(&ch)]), Receiver::new(ch, head))
 }
 
 /// Makes one sender feeding `n` receivers that each see every item.
 pub(crate) fn broadcast<T: Item>(run: &Arc<RunState>, n: usize) -> (Sender<T>, Vec<Receiver<T>>) {
-    let chans: Vec<_> = (0..n).map(|_| new_chan::<T>(run)).collect();
-    let receivers = chans.iter().map(|c| Receiver::new(Arc::clone(c))).collect();
+    let (chans, heads): (Vec<_>, Vec<_>) = (0..n).map(|_| new_chan::<T>(run)).unzip();
+    let receivers = chans.iter().zip(heads).map(|(c, h)| Receiver::new(Arc::clone(c), h)).collect();
     (Sender::new(chans), receivers)
 }
 
@@ -231,15 +231,15 @@ pub(crate) fn broadcast<T: Item>(run: &Arc<RunState>, n: usize) -> (Sender<T>, V
 /// into one channel; the channel ends when every clone is dropped.
 pub struct Sender<T: Item> {
     targets: Arc<[Arc<Chan<T>>]>,
-    /// Where `reserve` hands out memory; published by swapping it into an empty channel, or by
-    /// one copy when the channel still holds items.
+    /// Where `reserve` hands out memory; a large commit moves it into the channel as a segment,
+    /// smaller ones (and broadcasts) copy from it.
     staging: Vec<T>,
 }
 
 impl<T: Item> Sender<T> {
     fn new(targets: Vec<Arc<Chan<T>>>) -> Self {
         for t in &targets {
-            lock(&t.queue).senders += 1;
+            t.senders.fetch_add(1, Ordering::Relaxed);
         }
         Sender { targets: targets.into(), staging: Vec::new() }
     }
@@ -249,16 +249,39 @@ impl<T: Item> Sender<T> {
     /// Errors: [`StreamError::Cancelled`] once the run was stopped by a failing stage (so an
     /// endless source stops too), [`StreamError::Disconnected`] when every receiver is gone.
     pub fn push(&self, items: &[T]) -> Result<()> {
-        self.publish(items)
+        let mut alive = false;
+        for t in self.targets.iter() {
+            if t.run.is_cancelled() {
+                return Err(StreamError::Cancelled);
+            }
+            if !t.receiver_alive.load(Ordering::Acquire) {
+                continue;
+            }
+            alive = true;
+            if !items.is_empty() {
+                let pos = t.storage.push(items);
+                t.wake_for(pos);
+            }
+        }
+        finish_publish(alive, items.len())
     }
 
     /// Hands out `n` items of channel memory to write in place; see [`Slot`]. The contents are
     /// unspecified (`T::default()` or earlier values) until written.
     pub fn reserve(&mut self, n: usize) -> Slot<'_, T> {
+        // With no clones (none can appear while the slot borrows this sender) nobody else takes
+        // the tail lock, so the slot may hold it for as long as the caller writes.
+        if let [t] = &*self.targets
+            && t.senders.load(Ordering::Acquire) == 1
+        {
+            let this: &Sender<T> = self;
+            let chan = &*this.targets[0];
+            return Slot { place: Some(Place::Direct { chan, res: chan.storage.reserve_slot(n) }), n };
+        }
         if self.staging.len() < n {
             self.staging.resize(n, T::default());
         }
-        Slot { sender: self, n, publish: Some(n) }
+        Slot { place: Some(Place::Staged(self)), n }
     }
 
     /// Stops this sender's run (what cancelling an in-process transport means): every stage of
@@ -274,55 +297,25 @@ impl<T: Item> Sender<T> {
         self.targets.iter().any(|t| t.run.is_cancelled())
     }
 
-    fn publish(&self, items: &[T]) -> Result<()> {
-        let mut alive = false;
-        for t in self.targets.iter() {
-            if t.run.is_cancelled() {
-                return Err(StreamError::Cancelled);
-            }
-            let mut q = lock(&t.queue);
-            if !q.receiver_alive {
-                continue;
-            }
-            alive = true;
-            q.append(items);
-            t.hint.store(q.count, Ordering::Release);
-            notify(t, &q);
-        }
-        finish_publish(alive, items.len())
-    }
-
-    /// Publishes the first `k` staged items: a single-target sender moves its staging chunk into
-    /// the channel (no copy) and takes a pooled one for the next reserve; small commits, and
-    /// broadcasts, copy.
+    /// Publishes the first `k` staged items: a single-target sender moves a large staging buffer
+    /// into the channel as a segment (no copy) and gets a pooled one for the next reserve; small
+    /// commits, and broadcasts, copy.
     fn publish_staged(&mut self, k: usize) -> Result<()> {
         if let ([t], true) = (&*self.targets, 4 * k >= CHUNK) {
             if t.run.is_cancelled() {
                 return Err(StreamError::Cancelled);
             }
-            let mut q = lock(&t.queue);
-            if !q.receiver_alive {
+            if !t.receiver_alive.load(Ordering::Acquire) {
                 return finish_publish(false, k);
             }
-            let spare = q.spare(k);
-            let mut chunk = std::mem::replace(&mut self.staging, spare);
-            chunk.truncate(k);
-            q.append_chunk(chunk);
-            t.hint.store(q.count, Ordering::Release);
-            notify(t, &q);
-            drop(q);
+            let pos = t.storage.push_buffer(&mut self.staging, k);
+            t.wake_for(pos);
             return finish_publish(true, k);
         }
         let staged = std::mem::take(&mut self.staging);
-        let out = self.publish(&staged[..k]);
+        let out = self.push(&staged[..k]);
         self.staging = staged;
         out
-    }
-}
-
-fn notify<T>(t: &Chan<T>, q: &Queue<T>) {
-    if q.want > 0 && q.count >= q.want {
-        t.ready.notify_one();
     }
 }
 
@@ -337,7 +330,7 @@ fn finish_publish(alive: bool, n: usize) -> Result<()> {
 impl<T: Item> Clone for Sender<T> {
     fn clone(&self) -> Self {
         for t in self.targets.iter() {
-            lock(&t.queue).senders += 1;
+            t.senders.fetch_add(1, Ordering::Relaxed);
         }
         Sender { targets: Arc::clone(&self.targets), staging: Vec::new() }
     }
@@ -346,11 +339,12 @@ impl<T: Item> Clone for Sender<T> {
 impl<T: Item> Drop for Sender<T> {
     fn drop(&mut self) {
         for t in self.targets.iter() {
-            let mut q = lock(&t.queue);
-            q.senders -= 1;
-            if q.senders == 0 {
-                q.closed_by = current_stage();
-                t.closed.store(true, Ordering::Release);
+            // AcqRel: the last sender's drop happens after every other sender's pushes, so the
+            // receiver that sees `closed` sees their publications too.
+            if t.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
+                *lock(&t.closed_by) = current_stage();
+                t.closed.store(true, Ordering::SeqCst);
+                let _g = lock(&t.park);
                 t.ready.notify_all();
             }
         }
@@ -360,9 +354,36 @@ impl<T: Item> Drop for Sender<T> {
 /// Channel memory reserved by [`Sender::reserve`]: derefs to `&mut [T]` of the reserved length.
 /// [`Slot::commit`] publishes a prefix; dropping the slot publishes all of it.
 pub struct Slot<'a, T: Item> {
-    sender: &'a mut Sender<T>,
+    /// `None` once published (or discarded).
+    place: Option<Place<'a, T>>,
     n: usize,
-    publish: Option<usize>,
+}
+
+/// Where a slot's items are written.
+enum Place<'a, T: Item> {
+    /// In the tail segment of the only channel, with its tail lock held.
+    Direct { chan: &'a Chan<T>, res: Reservation<'a, T> },
+    /// In the sender's staging buffer.
+    Staged(&'a mut Sender<T>),
+}
+
+impl<T: Item> Place<'_, T> {
+    fn publish(self, k: usize) -> Result<()> {
+        match self {
+            Place::Direct { chan, res } => {
+                if chan.run.is_cancelled() {
+                    return Err(StreamError::Cancelled);
+                }
+                if !chan.receiver_alive.load(Ordering::Acquire) {
+                    return finish_publish(false, k);
+                }
+                let pos = res.commit(k);
+                chan.wake_for(pos);
+                finish_publish(true, k)
+            }
+            Place::Staged(sender) => sender.publish_staged(k),
+        }
+    }
 }
 
 impl<T: Item> Slot<'_, T> {
@@ -371,33 +392,41 @@ impl<T: Item> Slot<'_, T> {
     /// Errors: [`StreamError::CommitTooMany`] when `k` exceeds the slot (nothing is published),
     /// and those of [`Sender::push`].
     pub fn commit(mut self, k: usize) -> Result<()> {
-        self.publish = None;
+        let place = self.place.take().expect("a slot is published once");
         if k > self.n {
             return Err(StreamError::CommitTooMany { k, n: self.n });
         }
-        self.sender.publish_staged(k)
+        place.publish(k)
     }
 }
 
 impl<T: Item> Deref for Slot<'_, T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
-        &self.sender.staging[..self.n]
+        match self.place.as_ref() {
+            Some(Place::Direct { res, .. }) => res.as_slice(),
+            Some(Place::Staged(sender)) => &sender.staging[..self.n],
+            None => &[],
+        }
     }
 }
 
 impl<T: Item> DerefMut for Slot<'_, T> {
     fn deref_mut(&mut self) -> &mut [T] {
-        &mut self.sender.staging[..self.n]
+        match self.place.as_mut() {
+            Some(Place::Direct { res, .. }) => res.as_mut_slice(),
+            Some(Place::Staged(sender)) => &mut sender.staging[..self.n],
+            None => &mut [],
+        }
     }
 }
 
 impl<T: Item> Drop for Slot<'_, T> {
     fn drop(&mut self) {
-        if let Some(k) = self.publish.take() {
+        if let Some(place) = self.place.take() {
             // A drop cannot report: a stopped run or a gone receiver loses the items, which is
             // what either of those means anyway. `commit` reports them.
-            let _ = self.sender.publish_staged(k);
+            let _ = place.publish(self.n);
         }
     }
 }
@@ -405,14 +434,17 @@ impl<T: Item> Drop for Slot<'_, T> {
 /// The consuming end of a channel: elastic, two-phase pops of contiguous batches.
 pub struct Receiver<T: Item> {
     chan: Arc<Chan<T>>,
-    /// The head of the queue, already taken from the shared part: `local[head..]`.
+    /// Where the receiver reads the channel's storage.
+    head: Head<T>,
+    /// Items that precede `head`, copied out because a batch spanned two segments:
+    /// `local[at..]`. Empty (`at == local.len()`) in the steady state of aligned batches.
     local: Vec<T>,
-    head: usize,
+    at: usize,
 }
 
 impl<T: Item> Receiver<T> {
-    fn new(chan: Arc<Chan<T>>) -> Self {
-        Receiver { chan, local: Vec::new(), head: 0 }
+    fn new(chan: Arc<Chan<T>>, head: Head<T>) -> Self {
+        Receiver { chan, head, local: Vec::new(), at: 0 }
     }
 
     /// Waits until at least `min` items are available (or the stream has ended), then returns up
@@ -431,16 +463,28 @@ impl<T: Item> Receiver<T> {
         if self.chan.run.is_cancelled() {
             return Err(StreamError::Cancelled);
         }
-        if self.available() < max {
-            self.refill(min, max)?;
+        let local = self.local.len() - self.at;
+        let mut have = local + self.head.cached();
+        if have < max {
+            have = local + self.head.refresh(&self.chan.storage);
         }
-        let have = self.available();
+        if have < min {
+            self.chan.wait(self.head.pos() + (min - local));
+            if self.chan.run.is_cancelled() {
+                return Err(StreamError::Cancelled);
+            }
+            have = local + self.head.refresh(&self.chan.storage);
+        }
         if have == 0 {
             return Ok(None);
         }
-        stats::batch();
         let len = have.min(max);
-        Ok(Some(Batch { receiver: self, len, consume: len }))
+        let direct = local == 0 && self.head.contiguous(&self.chan.storage) >= len;
+        if !direct {
+            self.gather(local, len);
+        }
+        stats::batch();
+        Ok(Some(Batch { receiver: self, len, consume: len, direct }))
     }
 
     /// After the end of the stream: whether it ended cleanly, that is, the stage that dropped
@@ -448,7 +492,7 @@ impl<T: Item> Receiver<T> {
     ///
     /// Errors: [`StreamError::Cancelled`] when that stage failed or the run was stopped.
     pub(crate) fn ended_cleanly(&self) -> Result<()> {
-        let closer = lock(&self.chan.queue).closed_by.clone();
+        let closer = lock(&self.chan.closed_by).clone();
         // A stage asking about its own channel is still running, so it has not failed (and
         // waiting for itself to return would never end).
         let me = current_stage();
@@ -459,89 +503,27 @@ impl<T: Item> Receiver<T> {
         Ok(())
     }
 
-    /// Items already in the private head.
-    fn available(&self) -> usize {
-        self.local.len() - self.head
-    }
-
-    /// Waits until at least `min` items are there in all (or the stream has ended), then moves
-    /// shared chunks to the private head until it holds `max` items or the channel is empty.
-    fn refill(&mut self, min: usize, max: usize) -> Result<()> {
-        let have = self.available();
-        let chan = Arc::clone(&self.chan);
-        let mut q = self.wait_for(&chan, min - have.min(min))?;
-        if q.count == 0 {
-            return Ok(());
-        }
-        if have == 0 {
-            let old = std::mem::take(&mut self.local);
-            q.recycle(old);
-            self.local = q.pop_chunk().expect("count > 0");
-            self.head = 0;
-        } else if self.head > 0 {
-            self.local.copy_within(self.head.., 0);
-            self.local.truncate(have);
-            self.head = 0;
-        }
-        while self.local.len() < max {
-            let Some(c) = q.pop_chunk() else { break };
-            self.local.extend_from_slice(&c);
-            q.recycle(c);
-        }
-        chan.hint.store(q.count, Ordering::Release);
-        Ok(())
-    }
-
-    /// Locks the queue once it holds `need` items, the stream has ended or the run was stopped:
-    /// first spinning and yielding briefly on lock-free hints (a producer about to push costs less
-    /// than a sleep and a wake-up, and the spinner must not contend for the lock), then blocking
-    /// on the condition variable.
-    fn wait_for<'q>(&self, chan: &'q Chan<T>, need: usize) -> Result<MutexGuard<'q, Queue<T>>> {
-        let ready = |q: &Queue<T>| q.count >= need || q.senders == 0 || chan.run.is_cancelled();
-        let mut q = lock(&chan.queue);
-        if !ready(&q) {
-            let since = Instant::now();
-            drop(q);
-            for round in 0..SPIN_ROUNDS {
-                if chan.hint.load(Ordering::Acquire) >= need
-                    || chan.closed.load(Ordering::Acquire)
-                    || chan.run.is_cancelled()
-                {
-                    break;
-                }
-                if round < 6 {
-                    (0..1 << round).for_each(|_| std::hint::spin_loop());
-                } else {
-                    std::thread::yield_now();
-                }
+    /// Makes `local[at..]` hold `len` items: the `local` it holds, then copies from the storage
+    /// (which has at least `len - local` published items), segment by segment.
+    fn gather(&mut self, local: usize, len: usize) {
+        self.local.copy_within(self.at.., 0);
+        self.local.truncate(local);
+        self.at = 0;
+        while self.local.len() < len {
+            let n = self.head.contiguous(&self.chan.storage).min(len - self.local.len());
+            debug_assert!(n > 0, "published items are readable");
+            if n == 0 {
+                break;
             }
-            q = lock(&chan.queue);
-            while !ready(&q) {
-                q.want = need;
-                q = chan.ready.wait(q).unwrap_or_else(PoisonError::into_inner);
-                q.want = 0;
-            }
-            stats::blocked(since);
+            self.local.extend_from_slice(self.head.slice(n));
+            self.head.advance(n);
         }
-        if chan.run.is_cancelled() {
-            return Err(StreamError::Cancelled);
-        }
-        Ok(q)
-    }
-
-    fn consume(&mut self, k: usize) {
-        self.head += k;
-        stats::popped(k);
     }
 }
 
 impl<T: Item> Drop for Receiver<T> {
     fn drop(&mut self) {
-        let mut q = lock(&self.chan.queue);
-        q.receiver_alive = false;
-        q.chunks.clear();
-        q.pool.clear();
-        q.count = 0;
+        self.chan.receiver_alive.store(false, Ordering::Release);
     }
 }
 
@@ -551,6 +533,8 @@ pub struct Batch<'a, T: Item> {
     receiver: &'a mut Receiver<T>,
     len: usize,
     consume: usize,
+    /// The items are in the channel's storage (else in the receiver's `local`).
+    direct: bool,
 }
 
 impl<T: Item> Batch<'_, T> {
@@ -571,14 +555,19 @@ impl<T: Item> Batch<'_, T> {
 impl<T: Item> Deref for Batch<'_, T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
-        let h = self.receiver.head;
-        &self.receiver.local[h..h + self.len]
+        let r = &*self.receiver;
+        if self.direct { r.head.slice(self.len) } else { &r.local[r.at..r.at + self.len] }
     }
 }
 
 impl<T: Item> Drop for Batch<'_, T> {
     fn drop(&mut self) {
-        self.receiver.consume(self.consume);
+        if self.direct {
+            self.receiver.head.advance(self.consume);
+        } else {
+            self.receiver.at += self.consume;
+        }
+        stats::popped(self.consume);
     }
 }
 
@@ -596,7 +585,7 @@ impl<T: Item> std::fmt::Debug for Sender<T> {
 
 impl<T: Item> std::fmt::Debug for Receiver<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Receiver").field("taken", &self.available()).finish_non_exhaustive()
+        f.debug_struct("Receiver").field("taken", &(self.local.len() - self.at)).finish_non_exhaustive()
     }
 }
 

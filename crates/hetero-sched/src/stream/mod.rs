@@ -33,6 +33,7 @@ mod device;
 mod error;
 mod pipeline;
 mod report;
+mod segments;
 mod stats;
 mod transport;
 

@@ -24,18 +24,30 @@ pub(crate) struct Counters {
 thread_local! {
     static ACTIVE: Cell<Option<Instant>> = const { Cell::new(None) };
     static COUNTERS: RefCell<Counters> = RefCell::new(Counters::default());
+    // The per-item counts are plain cells, counted whether or not a stage is active (cheaper
+    // than checking, on the path of every push and pop) and reset when a stage begins.
+    static POPPED: Cell<u64> = const { Cell::new(0) };
+    static PUSHED: Cell<u64> = const { Cell::new(0) };
+    static BATCHES: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Starts counting on this thread, with `origin` as time zero.
 pub(crate) fn begin(origin: Instant) {
     ACTIVE.with(|a| a.set(Some(origin)));
     COUNTERS.with(|c| *c.borrow_mut() = Counters::default());
+    for cell in [&POPPED, &PUSHED, &BATCHES] {
+        cell.with(|c| c.set(0));
+    }
 }
 
 /// Stops counting on this thread and returns what was counted.
 pub(crate) fn end() -> Counters {
     ACTIVE.with(|a| a.set(None));
-    COUNTERS.with(|c| std::mem::take(&mut *c.borrow_mut()))
+    let mut counters = COUNTERS.with(|c| std::mem::take(&mut *c.borrow_mut()));
+    counters.popped = POPPED.with(Cell::get);
+    counters.pushed = PUSHED.with(Cell::get);
+    counters.batches = BATCHES.with(Cell::get);
+    counters
 }
 
 fn with(f: impl FnOnce(&mut Counters)) {
@@ -45,15 +57,15 @@ fn with(f: impl FnOnce(&mut Counters)) {
 }
 
 pub(crate) fn popped(n: usize) {
-    with(|c| c.popped += n as u64);
+    POPPED.with(|c| c.set(c.get() + n as u64));
 }
 
 pub(crate) fn pushed(n: usize) {
-    with(|c| c.pushed += n as u64);
+    PUSHED.with(|c| c.set(c.get() + n as u64));
 }
 
 pub(crate) fn batch() {
-    with(|c| c.batches += 1);
+    BATCHES.with(|c| c.set(c.get() + 1));
 }
 
 fn since_origin(t: Instant) -> Option<u64> {
