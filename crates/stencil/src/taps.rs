@@ -293,7 +293,7 @@ unsafe fn by_order<T: Element, V: Lanes, const U: usize>(
                     .zip(&taps.offset)
                     .map(|(&p, &o)| planes[p].wrapping_offset(o))
                     .collect();
-                exact_plane::<V, U>(taps, &base, &weights, dst, rows)
+                exact_plane::<V, U>(taps, &base, &weights, planes[taps.halo[0]], dst, rows)
             }
             Some(p) => {
                 let classes: Vec<(usize, V::E)> = p.classes.iter().map(|&(e, w)| (e, cast(w))).collect();
@@ -309,6 +309,7 @@ unsafe fn exact_plane<V: Lanes, const U: usize>(
     taps: &Taps<impl Element>,
     base: &[*const V::E],
     weights: &[V::E],
+    centre: *const V::E,
     dst: *mut V::E,
     rows: std::ops::Range<usize>,
 ) {
@@ -325,7 +326,7 @@ unsafe fn exact_plane<V: Lanes, const U: usize>(
         unsafe {
             let out = dst.add(row);
             let (width, wide) = group_width(len, V::N * U, V::N);
-            for q in Groups::new(len, width) {
+            for q in Groups::new(len, width, skew::<V>(centre.wrapping_add(row))) {
                 match wide {
                     2 => exact_group::<V, U>(&src, weights, q, out),
                     1 => exact_group::<V, 1>(&src, weights, q, out),
@@ -349,10 +350,23 @@ fn group_width(len: usize, big: usize, small: usize) -> (usize, u8) {
     }
 }
 
-/// The first points of groups of `width` covering `0..len` (`len >= width`): a partial last
-/// group is recomputed as the row's last whole group. (An iterator rather than a closure
-/// taking each group: closures are not compiled for the kernels' instruction set, so the
-/// vector methods would not inline into them.)
+/// Points from `p` to the next address aligned to a whole vector of `V` (0 when `p` is).
+#[inline(always)]
+fn skew<V: Lanes>(p: *const V::E) -> usize {
+    let size = std::mem::size_of::<V::E>();
+    let lanes = (p as usize / size) % V::N;
+    (V::N - lanes) % V::N
+}
+
+/// The first points of groups of `width` covering `0..len` (`len >= width`), placed so that
+/// all but the first and last start `skew` points past a multiple of `width`: when `skew`
+/// points take a row to a vector boundary, the loads at offset 0 along axis 2, the scratch
+/// rows and, where the output shares the input's alignment, the stores are aligned, and
+/// an unaligned vector load splits across two cache lines at twice the cost. The first
+/// group (at 0) and a partial last one (recomputed as the row's last whole group) overlap
+/// their neighbours. An iterator rather than a closure taking each group: closures are not
+/// compiled for the kernels' instruction set, so the vector methods would not inline into
+/// them.
 struct Groups {
     next: usize,
     len: usize,
@@ -361,8 +375,10 @@ struct Groups {
 
 impl Groups {
     #[inline(always)]
-    fn new(len: usize, width: usize) -> Groups {
-        Groups { next: 0, len, width }
+    fn new(len: usize, width: usize, skew: usize) -> Groups {
+        // Aligned groups only pay when the row holds a whole one after the skew.
+        let skew = if skew > 0 && skew < width && len >= width + skew { skew } else { 0 };
+        Groups { next: if skew > 0 { 0usize.wrapping_sub(width - skew) } else { 0 }, len, width }
     }
 }
 
@@ -371,6 +387,11 @@ impl Iterator for Groups {
     #[inline(always)]
     fn next(&mut self) -> Option<usize> {
         let q = self.next;
+        // The head group of a skewed row starts at 0, before the first aligned one.
+        if q > self.len && q.wrapping_add(self.width) <= self.len {
+            self.next = q.wrapping_add(self.width);
+            return Some(0);
+        }
         if q >= self.len {
             return None;
         }
@@ -444,7 +465,7 @@ unsafe fn fast_plane<T: Element, V: Lanes, const U: usize>(
             }
             let out = dst.add(row + h2);
             let (width, wide) = group_width(len, V::N * U, V::N);
-            for q in Groups::new(len, width) {
+            for q in Groups::new(len, width, skew::<V>(planes[taps.halo[0]].wrapping_add(row + h2))) {
                 match wide {
                     2 => fast_group::<V, U>(&src, classes, q, out),
                     1 => fast_group::<V, 1>(&src, classes, q, out),
@@ -462,7 +483,7 @@ unsafe fn sum_rows<V: Lanes>(terms: &[*const V::E], n: usize, out: *mut V::E) {
     // SAFETY: the caller guarantees `n` valid elements at every term and at `out`.
     unsafe {
         if n >= V::N {
-            for k in Groups::new(n, V::N) {
+            for k in Groups::new(n, V::N, skew::<V>(terms[0])) {
                 sum_at::<V>(terms, k, out);
             }
         } else {

@@ -112,10 +112,16 @@ fn check<T: Element>() {
         let s = Stencil::from_points(&points).unwrap();
         let h = s.halo();
         let smallest = (2 * h[0] + 1, 2 * h[1] + 1, 2 * h[2] + 1);
-        // Rows of 1 point, of 65 or 63 (vector groups and a partial one) and prime lengths.
-        for shape in
-            [smallest, (2 * h[0] + 2, 7, 2 * h[2] + 1), (9, 3 + 2 * h[1], 67), (17, 5, 11), (7, 19, 13)]
-        {
+        // Rows of 1 point, of 65 or 63 (vector groups and a partial one), prime lengths, and
+        // rows of 203 points whose starts fall at every alignment (the aligned groups).
+        for shape in [
+            smallest,
+            (2 * h[0] + 2, 7, 2 * h[2] + 1),
+            (9, 3 + 2 * h[1], 67),
+            (17, 5, 11),
+            (7, 19, 13),
+            (2 * h[0] + 2, 2 * h[1] + 4, 203),
+        ] {
             let u = field::<T>(shape);
             for sweeps in 1..=5 {
                 let want = plain_loop(&points, &u, sweeps);
