@@ -92,7 +92,8 @@ fn sweeps<T: Element>(
     let (per_sweep, cpu_per_sweep) = (median(wall), median(cpu));
     let bytes = 2.0 * (n * n * n * std::mem::size_of::<T>()) as f64;
     println!(
-        "{{\"tool\": \"hetkit\", \"stencil\": \"{name}\", \"precision\": \"{}\", \"order\": \"{order:?}\", \"n\": {n}, \"sweeps\": {sweeps}, \"ms_per_sweep\": {:.3}, \"copy_ms\": {:.3}, \"copy_gbps\": {:.2}, \"of_copy_floor\": {:.3}, \"cpu_ms_per_sweep\": {:.3}, \"copy_cpu_ms\": {:.3}}}",
+        "{{\"tool\": \"{}\", \"stencil\": \"{name}\", \"precision\": \"{}\", \"order\": \"{order:?}\", \"n\": {n}, \"sweeps\": {sweeps}, \"ms_per_sweep\": {:.3}, \"copy_ms\": {:.3}, \"copy_gbps\": {:.2}, \"of_copy_floor\": {:.3}, \"cpu_ms_per_sweep\": {:.3}, \"copy_cpu_ms\": {:.3}}}",
+        if order == Order::Exact { "hetkit-exact" } else { "hetkit" },
         T::NAME,
         per_sweep * 1e3,
         copy * 1e3,

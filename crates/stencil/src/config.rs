@@ -27,7 +27,7 @@ pub enum Order {
     Exact,
     /// Reassociated: rows of the neighbourhood with the same weights along axis 2 summed
     /// first, then the terms sharing a weight summed and multiplied once (the isotropic
-    /// 27-point stencil: 4 multiplies and 15 adds per point instead of 27 and 26). Still no
+    /// 27-point stencil: 4 multiplies and 14 adds per point instead of 27 and 26). Still no
     /// fused multiply-adds, and one fixed order per point, so the result is the same for every
     /// block size, thread count, slab count and instruction set, and bitwise the exact order's
     /// on the dyadic oracles. Otherwise each sweep's point differs from the exact order's by at

@@ -7,7 +7,7 @@
 //!   same weights along axis 2 are first summed into a scratch row (the 27-point stencil's four
 //!   edge rows and four corner rows), then the terms that share a weight are summed and
 //!   multiplied once. The isotropic 27-point stencil drops from 27 multiplies, 26 adds and 27
-//!   loads per point to 4 multiplies, 15 adds and 17 loads. Rounding differs from the exact
+//!   loads per point to 4 multiplies, 14 adds and 17 loads. Rounding differs from the exact
 //!   order (see `Order`), but the program fixes one order per point, so the result does not
 //!   depend on blocks, threads, slabs or instruction set.
 //!
@@ -325,28 +325,14 @@ unsafe fn exact_plane<V: Lanes, const U: usize>(
         // SAFETY: the row's interior lies inside the output, its taps inside their planes.
         unsafe {
             let out = dst.add(row);
-            let (width, wide) = group_width(len, V::N * U, V::N);
-            for q in Groups::new(len, width, skew::<V>(centre.wrapping_add(row))) {
-                match wide {
-                    2 => exact_group::<V, U>(&src, weights, q, out),
-                    1 => exact_group::<V, 1>(&src, weights, q, out),
-                    _ => exact_group::<Scalar<V::E>, 1>(&src, weights, q, out),
+            for (q, width) in Groups::new(len, V::N * U, V::N, skew::<V>(centre.wrapping_add(row))) {
+                match width {
+                    Width::Big => exact_group::<V, U>(&src, weights, q, out),
+                    Width::One => exact_group::<V, 1>(&src, weights, q, out),
+                    Width::Point => exact_group::<Scalar<V::E>, 1>(&src, weights, q, out),
                 }
             }
         }
-    }
-}
-
-/// The group width for a row of `len` points: `big` (2) when the row has one, else `small`
-/// (1), else single points (0).
-#[inline(always)]
-fn group_width(len: usize, big: usize, small: usize) -> (usize, u8) {
-    if len >= big {
-        (big, 2)
-    } else if len >= small {
-        (small, 1)
-    } else {
-        (1, 0)
     }
 }
 
@@ -358,45 +344,63 @@ fn skew<V: Lanes>(p: *const V::E) -> usize {
     (V::N - lanes) % V::N
 }
 
-/// The first points of groups of `width` covering `0..len` (`len >= width`), placed so that
-/// all but the first and last start `skew` points past a multiple of `width`: when `skew`
-/// points take a row to a vector boundary, the loads at offset 0 along axis 2, the scratch
-/// rows and, where the output shares the input's alignment, the stores are aligned, and
-/// an unaligned vector load splits across two cache lines at twice the cost. The first
-/// group (at 0) and a partial last one (recomputed as the row's last whole group) overlap
-/// their neighbours. An iterator rather than a closure taking each group: closures are not
-/// compiled for the kernels' instruction set, so the vector methods would not inline into
-/// them.
+/// The width of a group of points: `U` vectors, one vector, or one point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Width {
+    Big,
+    One,
+    Point,
+}
+
+/// Groups covering `0..len`: a one-vector head when the row's first `skew` points stand before
+/// a vector boundary, then groups of `big` points from the boundary on, then single vectors,
+/// and a last vector recomputed over its predecessor when the row ends inside one (the output
+/// is never an input, so recomputing is harmless). Rows shorter than a vector go point by
+/// point. The aligned groups keep the unshifted loads (offset 0 along axis 2), the scratch
+/// rows and, where the output shares the input's alignment, the stores on whole cache lines:
+/// an unaligned vector access splits across two lines. An iterator rather than a closure
+/// taking each group: closures are not compiled for the kernels' instruction set, so the
+/// vector methods would not inline into them.
 struct Groups {
-    next: usize,
+    q: usize,
     len: usize,
-    width: usize,
+    big: usize,
+    one: usize,
+    head: bool,
 }
 
 impl Groups {
     #[inline(always)]
-    fn new(len: usize, width: usize, skew: usize) -> Groups {
-        // Aligned groups only pay when the row holds a whole one after the skew.
-        let skew = if skew > 0 && skew < width && len >= width + skew { skew } else { 0 };
-        Groups { next: if skew > 0 { 0usize.wrapping_sub(width - skew) } else { 0 }, len, width }
+    fn new(len: usize, big: usize, one: usize, skew: usize) -> Groups {
+        if len < one {
+            return Groups { q: 0, len, big: 1, one: 1, head: false };
+        }
+        Groups { q: skew, len, big, one, head: skew > 0 }
     }
 }
 
 impl Iterator for Groups {
-    type Item = usize;
+    type Item = (usize, Width);
     #[inline(always)]
-    fn next(&mut self) -> Option<usize> {
-        let q = self.next;
-        // The head group of a skewed row starts at 0, before the first aligned one.
-        if q > self.len && q.wrapping_add(self.width) <= self.len {
-            self.next = q.wrapping_add(self.width);
-            return Some(0);
+    fn next(&mut self) -> Option<(usize, Width)> {
+        let q = self.q;
+        if self.one == 1 {
+            self.q += 1;
+            return (q < self.len).then_some((q, Width::Point));
+        }
+        if self.head {
+            self.head = false;
+            return Some((0, Width::One));
         }
         if q >= self.len {
             return None;
         }
-        self.next = q + self.width;
-        Some(if q + self.width <= self.len { q } else { self.len - self.width })
+        if q + self.big <= self.len {
+            self.q += self.big;
+            return Some((q, Width::Big));
+        }
+        self.q = (q + self.one).min(self.len);
+        Some((if q + self.one <= self.len { q } else { self.len - self.one }, Width::One))
     }
 }
 
@@ -464,12 +468,12 @@ unsafe fn fast_plane<T: Element, V: Lanes, const U: usize>(
                 };
             }
             let out = dst.add(row + h2);
-            let (width, wide) = group_width(len, V::N * U, V::N);
-            for q in Groups::new(len, width, skew::<V>(planes[taps.halo[0]].wrapping_add(row + h2))) {
-                match wide {
-                    2 => fast_group::<V, U>(&src, classes, q, out),
-                    1 => fast_group::<V, 1>(&src, classes, q, out),
-                    _ => fast_group::<Scalar<V::E>, 1>(&src, classes, q, out),
+            let skew = skew::<V>(planes[taps.halo[0]].wrapping_add(row + h2));
+            for (q, width) in Groups::new(len, V::N * U, V::N, skew) {
+                match width {
+                    Width::Big => fast_group::<V, U>(&src, classes, q, out),
+                    Width::One => fast_group::<V, 1>(&src, classes, q, out),
+                    Width::Point => fast_group::<Scalar<V::E>, 1>(&src, classes, q, out),
                 }
             }
         }
@@ -482,13 +486,11 @@ unsafe fn fast_plane<T: Element, V: Lanes, const U: usize>(
 unsafe fn sum_rows<V: Lanes>(terms: &[*const V::E], n: usize, out: *mut V::E) {
     // SAFETY: the caller guarantees `n` valid elements at every term and at `out`.
     unsafe {
-        if n >= V::N {
-            for k in Groups::new(n, V::N, skew::<V>(terms[0])) {
-                sum_at::<V>(terms, k, out);
-            }
-        } else {
-            for k in 0..n {
+        for (k, width) in Groups::new(n, V::N, V::N, skew::<V>(terms[0])) {
+            if width == Width::Point {
                 sum_at::<Scalar<V::E>>(terms, k, out);
+            } else {
+                sum_at::<V>(terms, k, out);
             }
         }
     }
