@@ -150,9 +150,9 @@ fn check<T: Element>() {
     }
 }
 
-/// One sweep in the fast order against the exact sum (in f64, which for these sizes is within
-/// the bound's slack): every interior point within `2 (n - 1) u sum |w x|`, the documented
-/// bound between two summation orders of the same `n` products.
+/// One sweep in the fast order against the sum computed in f64: every interior point within
+/// `2 g_n sum |w x|`, `g_n = n u / (1 - n u)`, the documented bound (the fast order is within
+/// `g_n sum |w x|` of the true sum, and so is the f64 sum, in f64's smaller `u`).
 fn within_bound<T: Element>(points: &[([i32; 3], T)], u: &Array3<T>, got: &Array3<T>, what: &str) {
     let h = |a: usize| points.iter().map(|(d, _)| d[a].unsigned_abs() as usize).max().unwrap_or(0);
     let (h0, h1, h2) = (h(0), h(1), h(2));
@@ -172,8 +172,7 @@ fn within_bound<T: Element>(points: &[([i32; 3], T)], u: &Array3<T>, got: &Array
                     mag += p.abs();
                 }
                 let err = (got[[i, j, k]].to_f64() - exact).abs();
-                // The exact order's own error is within (n - 1) u mag of the exact sum too.
-                let bound = 2.0 * (n - 1.0) * unit * mag;
+                let bound = 2.0 * n * unit / (1.0 - n * unit) * mag;
                 assert!(err <= bound, "{what} at {:?}: error {err:e} above the bound {bound:e}", [i, j, k]);
                 worst = worst.max(err / mag.max(f64::MIN_POSITIVE));
             }
