@@ -3,9 +3,10 @@
 //! exchange halos as separate devices would (the `stencil` crate).
 //!
 //! Grids are [`ndarray`] 3D arrays in standard layout (axis 2 contiguous); an offset
-//! `[di, dj, dk]` is along axes 0, 1, 2. Every [`Config`] gives the sequential result: bitwise on
-//! the CPU, and on the GPU too (the generated kernels round each product and sum as the CPU
-//! does).
+//! `[di, dj, dk]` is along axes 0, 1, 2. Every [`Config`] gives the sequential result: bitwise in
+//! the [`Order::Exact`] evaluation order (on the GPU too: the generated kernels round each product
+//! and sum as the CPU does), and within the documented bound of [`Order::Fast`], the
+//! reassociated default of the multi-core CPU sweeps.
 //!
 //! ```
 //! use hetkit::ndarray::Array3;
@@ -30,6 +31,6 @@
 
 pub use ::stencil::{
     ChannelTransport, Config, CpuBlocks, Element, GpuParams, HIMENO_FLOPS_PER_POINT, Himeno, HimenoReport,
-    MAX_OFFSET, STATIC_SHARED_LIMIT, Stencil, StencilError, Transport, generated_source, proportional_split,
-    tuning,
+    MAX_OFFSET, Order, STATIC_SHARED_LIMIT, Stencil, StencilError, Transport, generated_source,
+    proportional_split, tuning,
 };

@@ -1,10 +1,11 @@
-//! One sweep of the thesis's stencils on 256^3, f32 and f64, on all cores, beside the copy
-//! floor (one grid read and one written) and the sequential reference at 64^3.
+//! One sweep of the thesis's stencils on 256^3, f32 and f64, on all cores in the fast and the
+//! exact evaluation order, beside the copy floor (one grid read and one written) and the
+//! sequential reference at 64^3.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ndarray::Array3;
 use rayon::prelude::*;
-use stencil::{Config, Element, Stencil};
+use stencil::{Config, Element, Order, Stencil};
 
 fn stencils<T: Element>() -> [(&'static str, Stencil<T>); 3] {
     let f = T::from_f64;
@@ -30,9 +31,14 @@ fn bench_type<T: Element>(c: &mut Criterion) {
     });
     for (name, s) in stencils::<T>() {
         let mut field = u.clone();
-        // Four sweeps per call: two passes of the default temporal depth.
+        // Four sweeps per call: two passes of the default temporal depth; the default (fast)
+        // evaluation order and the exact one.
         g.bench_function(format!("{name}_cpu_x4"), |b| {
             b.iter(|| s.iterate(&mut field, 4, &Config::cpu()).unwrap())
+        });
+        let exact = Config::cpu().with_order(Order::Exact);
+        g.bench_function(format!("{name}_cpu_exact_x4"), |b| {
+            b.iter(|| s.iterate(&mut field, 4, &exact).unwrap())
         });
     }
     g.finish();

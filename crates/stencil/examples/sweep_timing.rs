@@ -4,13 +4,14 @@
 //! `cargo run --release -p stencil --example sweep_timing -- STENCIL PRECISION N SWEEPS REPS`
 //! `[DEPTH [BAND]]` with STENCIL one of 7, 13, 27, himeno-S, himeno-M (for Himeno, N is
 //! ignored), DEPTH the temporal blocking depth and BAND its rows per band (default: the tuned
-//! or default blocks).
+//! or default blocks). `STENCIL_ORDER=exact` times the exact evaluation order instead of the
+//! default (fast) one.
 
 use std::time::Instant;
 
 use ndarray::Array3;
 use rayon::prelude::*;
-use stencil::{Config, CpuBlocks, Element, Himeno, Stencil};
+use stencil::{Config, CpuBlocks, Element, Himeno, Order, Stencil};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -75,6 +76,11 @@ fn sweeps<T: Element>(
         }
         None => Config::cpu(),
     };
+    let order = match std::env::var("STENCIL_ORDER").as_deref() {
+        Ok("exact") => Order::Exact,
+        _ => Order::Fast,
+    };
+    let config = config.with_order(order);
     s.iterate(&mut u, sweeps, &config)?; // warm-up, and the pages of `u` faulted in
     let (mut wall, mut cpu) = (Vec::new(), Vec::new());
     for _ in 0..reps {
@@ -86,7 +92,8 @@ fn sweeps<T: Element>(
     let (per_sweep, cpu_per_sweep) = (median(wall), median(cpu));
     let bytes = 2.0 * (n * n * n * std::mem::size_of::<T>()) as f64;
     println!(
-        "{{\"tool\": \"hetkit\", \"stencil\": \"{name}\", \"precision\": \"{}\", \"n\": {n}, \"sweeps\": {sweeps}, \"ms_per_sweep\": {:.3}, \"copy_ms\": {:.3}, \"copy_gbps\": {:.2}, \"of_copy_floor\": {:.3}, \"cpu_ms_per_sweep\": {:.3}, \"copy_cpu_ms\": {:.3}}}",
+        "{{\"tool\": \"{}\", \"stencil\": \"{name}\", \"precision\": \"{}\", \"order\": \"{order:?}\", \"n\": {n}, \"sweeps\": {sweeps}, \"ms_per_sweep\": {:.3}, \"copy_ms\": {:.3}, \"copy_gbps\": {:.2}, \"of_copy_floor\": {:.3}, \"cpu_ms_per_sweep\": {:.3}, \"copy_cpu_ms\": {:.3}}}",
+        if order == Order::Exact { "hetkit-exact" } else { "hetkit" },
         T::NAME,
         per_sweep * 1e3,
         copy * 1e3,

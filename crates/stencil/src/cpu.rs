@@ -61,7 +61,7 @@ pub(crate) struct Source<'a, T> {
 }
 
 /// The sequential reference: every interior point of global planes `planes`, one at a time,
-/// into `out` (whose plane 0 is global plane `planes.start`).
+/// into `out` (whose plane 0 is global plane `planes.start`), in the plan's order.
 pub(crate) fn sweep_reference<T: Element>(
     plan: &Plan<T>,
     src: Source<'_, T>,
@@ -69,7 +69,22 @@ pub(crate) fn sweep_reference<T: Element>(
     out: &mut ArrayViewMut3<'_, T>,
 ) {
     let [_, n1, n2] = plan.shape;
-    let [_, h1, h2] = plan.halo;
+    let [h0, h1, h2] = plan.halo;
+    if let Some(program) = Taps::of(plan).and_then(|t| t.fast) {
+        // The fast order, one point at a time.
+        let ps = n1 * n2;
+        for (p, gi) in planes.enumerate() {
+            let inputs: Vec<&[T]> = (gi - h0..=gi + h0)
+                .map(|q| &src.data[(q - src.first) * ps..(q - src.first + 1) * ps])
+                .collect();
+            for j in h1..n1 - h1 {
+                for k in h2..n2 - h2 {
+                    out[[p, j, k]] = program.point(&inputs, j * n2 + k);
+                }
+            }
+        }
+        return;
+    }
     let flat = plan.flat_offsets(n1, n2);
     for (p, gi) in planes.enumerate() {
         for j in h1..n1 - h1 {

@@ -33,6 +33,7 @@ mod gpu;
 mod himeno;
 mod parse;
 mod plan;
+mod simd;
 mod slabs;
 mod stencil;
 mod symbolic;
@@ -40,7 +41,7 @@ mod taps;
 mod temporal;
 pub mod tuning;
 
-pub use config::Config;
+pub use config::{Config, Order};
 pub use cpu::CpuBlocks;
 pub use element::Element;
 pub use error::{Result, StencilError};

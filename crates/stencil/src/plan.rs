@@ -1,12 +1,14 @@
 //! A stencil with every symbol bound, ready to run: one coefficient per input offset (a number,
 //! or a field when it reads parameter arrays) and an optional bias.
 //!
-//! Every kernel evaluates a point in the same order, `((c_0 * x_0 + c_1 * x_1) + ...) + bias`,
+//! In the exact order every kernel evaluates a point as `((c_0 * x_0 + c_1 * x_1) + ...) + bias`,
 //! without fused multiply-adds, so the CPU kernels agree bitwise with the sequential reference
-//! on any input, and every configuration agrees bitwise on the dyadic inputs of the tests.
+//! on any input, and every configuration agrees bitwise on the dyadic inputs of the tests. The
+//! fast order ([`crate::taps::Program`]) reassociates constant-coefficient stencils.
 
 use ndarray::Array3;
 
+use crate::config::Order;
 use crate::element::Element;
 use crate::symbolic::{Mono, Poly, Sym};
 
@@ -39,6 +41,8 @@ pub(crate) struct Plan<T> {
     /// `(flat offset, coefficient)` per term when every coefficient is uniform and there is no
     /// bias: the CPU's register-blocked fast path.
     pub(crate) uniform: Option<Vec<(isize, T)>>,
+    /// The evaluation order of the CPU kernels (constant coefficients only).
+    pub(crate) order: Order,
 }
 
 impl<T: Element> Plan<T> {

@@ -232,7 +232,8 @@ impl<T: Element> Stencil<T> {
             return Ok(field);
         }
         // One pass: read the input where it is, write only the output.
-        let plan = self.plan(input.shape())?;
+        let mut plan = self.plan(input.shape())?;
+        plan.order = config.order();
         let src = input.as_standard_layout();
         let mut out = with_boundary_of(src.view(), plan.halo);
         let blocks = config.blocks.unwrap_or_else(|| crate::tuning::cpu_blocks_for(self, input.shape()));
@@ -250,7 +251,8 @@ impl<T: Element> Stencil<T> {
     /// `sweeps` Jacobi sweeps in place (each reads the previous sweep's values), the boundary
     /// layer held fixed. A grid smaller than `2 * halo + 1` on an axis is an error.
     pub fn iterate(&self, field: &mut Array3<T>, sweeps: usize, config: &Config) -> Result<()> {
-        let plan = self.plan(field.shape())?;
+        let mut plan = self.plan(field.shape())?;
+        plan.order = config.order();
         if sweeps == 0 {
             return Ok(());
         }
@@ -318,7 +320,8 @@ impl<T: Element> Stencil<T> {
         let coefs = self.form.terms.iter().map(|(_, p)| coef_of(p, &scalars, &params, shape)).collect();
         let bias = (!self.form.bias.is_zero()).then(|| coef_of(&self.form.bias, &scalars, &params, shape));
         let offsets = self.form.terms.iter().map(|(d, _)| d.map(|x| x as isize)).collect();
-        let mut plan = Plan { offsets, coefs, bias, halo, shape, uniform: None };
+        let mut plan =
+            Plan { offsets, coefs, bias, halo, shape, uniform: None, order: crate::config::Order::Exact };
         if plan.bias.is_none() {
             let flat = plan.flat_offsets(shape[1], shape[2]);
             plan.uniform = plan

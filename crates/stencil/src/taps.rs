@@ -1,20 +1,30 @@
 //! The specialised kernel of constant-coefficient stencils: one output plane's rows from the
-//! `2 h + 1` input planes around it, the terms' plane, in-plane offset and weight hoisted
-//! into arrays whose length is a compile-time constant for the common shapes (7, 13, 19, 25
-//! and 27 points), so the term loop unrolls and every weight and row pointer stays in a
-//! register or on the stack next to it.
+//! `2 h + 1` input planes around it, in one of two evaluation orders ([`Order`]).
 //!
-//! A row segment is computed `W` points at a time (four vector registers of accumulators),
-//! each point in the plan's order `((w_0 x_0 + w_1 x_1) + ...)` without fused multiply-adds,
-//! so the result is bitwise the sequential reference's. The last, partial group of a row is
-//! recomputed as the row's final `W` points (overlapping the previous group) instead of
+//! - **Exact**: every point as `((w_0 x_0 + w_1 x_1) + ...)`, the plan's order, bitwise the
+//!   sequential reference.
+//! - **Fast**: the terms reassociated by a [`Program`]: rows of the neighbourhood that carry the
+//!   same weights along axis 2 are first summed into a scratch row (the 27-point stencil's four
+//!   edge rows and four corner rows), then the terms that share a weight are summed and
+//!   multiplied once. The isotropic 27-point stencil drops from 27 multiplies, 26 adds and 27
+//!   loads per point to 4 multiplies, 14 adds and 17 loads. Rounding differs from the exact
+//!   order (see `Order`), but the program fixes one order per point, so the result does not
+//!   depend on blocks, threads, slabs or instruction set.
+//!
+//! A row is computed `U` vectors at a time (independent accumulators, so the add chains of
+//! neighbouring vectors overlap), in AVX-512, AVX2 or scalar lanes picked at run time; no
+//! multiply is fused with an add, so all of them round alike. The last, partial group of a
+//! row is recomputed as the row's final group (overlapping the previous one) instead of
 //! falling back to scalar code; the output is never an input, so recomputing is harmless.
 
+use crate::config::Order;
 use crate::element::Element;
 use crate::plan::Plan;
+use crate::simd::{Lanes, Scalar};
 
 /// Where the terms read: per term, the input plane (`di + h0`), the flat offset inside a
-/// plane (`dj * n2 + dk`) and the weight, in evaluation order.
+/// plane (`dj * n2 + dk`) and the weight, in evaluation order; and the reassociated program
+/// when the fast order was asked for.
 #[derive(Debug, Clone)]
 pub(crate) struct Taps<T> {
     pub(crate) plane: Vec<usize>,
@@ -23,21 +33,141 @@ pub(crate) struct Taps<T> {
     /// Grid shape and halo of the plan.
     pub(crate) shape: [usize; 3],
     pub(crate) halo: [usize; 3],
+    pub(crate) fast: Option<Program<T>>,
+}
+
+/// What a summand of the fast order reads at a point: an input row, or a scratch row of
+/// summed input rows, at an offset along axis 2.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Read {
+    /// Input plane `plane` at in-plane offset `offset` (`dj * n2 + dk`).
+    Input { plane: usize, offset: isize },
+    /// Scratch row `row` at offset `dk`.
+    Scratch { row: usize, dk: isize },
+}
+
+/// The terms of one row `(di, dj)` of the neighbourhood: `(dk, weight)`, sorted by `dk`.
+type Profile<T> = Vec<(isize, T)>;
+
+/// The fast order of a constant-coefficient stencil. At each point: every scratch row is the
+/// left-to-right sum of its input rows; each class is the left-to-right sum of its summands
+/// times its weight; the result is the left-to-right sum of the classes.
+#[derive(Debug, Clone)]
+pub(crate) struct Program<T> {
+    /// Per scratch row, the input rows it sums: (input plane, in-plane offset `dj * n2`).
+    scratch: Vec<Vec<(usize, isize)>>,
+    /// The summands, class after class.
+    reads: Vec<Read>,
+    /// Per class, the end of its summands in `reads` and its weight.
+    classes: Vec<(usize, T)>,
+}
+
+impl<T: Element> Program<T> {
+    /// Groups the terms: rows `(di, dj)` with the same weights at the same `dk` become one
+    /// scratch row when that saves work (two or more rows, two or more terms each); then the
+    /// summands are grouped by weight, in order of first appearance.
+    fn of(offsets: &[[isize; 3]], weights: &[T], h0: usize, n2: usize) -> Program<T> {
+        // Rows in order of first appearance, each with its (dk, weight) profile.
+        let mut rows: Vec<([isize; 2], Profile<T>)> = Vec::new();
+        for (d, &w) in offsets.iter().zip(weights) {
+            match rows.iter_mut().find(|(r, _)| *r == [d[0], d[1]]) {
+                Some((_, p)) => p.push((d[2], w)),
+                None => rows.push(([d[0], d[1]], vec![(d[2], w)])),
+            }
+        }
+        for (_, p) in &mut rows {
+            p.sort_by_key(|(dk, _)| *dk);
+        }
+        let same = |a: &[(isize, T)], b: &[(isize, T)]| {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| x.0 == y.0 && x.1.to_f64().to_bits() == y.1.to_f64().to_bits())
+        };
+        let at = |r: [isize; 2]| ((r[0] + h0 as isize) as usize, r[1] * n2 as isize);
+        let mut scratch = Vec::new();
+        let mut summands: Vec<(Read, T)> = Vec::new();
+        let mut done = vec![false; rows.len()];
+        for a in 0..rows.len() {
+            if done[a] {
+                continue;
+            }
+            let group: Vec<usize> =
+                (a..rows.len()).filter(|&b| !done[b] && same(&rows[a].1, &rows[b].1)).collect();
+            group.iter().for_each(|&b| done[b] = true);
+            let profile = &rows[a].1;
+            if group.len() >= 2 && profile.len() >= 2 {
+                let row = scratch.len();
+                scratch.push(group.iter().map(|&b| at(rows[b].0)).collect());
+                summands.extend(profile.iter().map(|&(dk, w)| (Read::Scratch { row, dk }, w)));
+            } else {
+                for &b in &group {
+                    let (plane, off) = at(rows[b].0);
+                    summands.extend(
+                        rows[b].1.iter().map(|&(dk, w)| (Read::Input { plane, offset: off + dk }, w)),
+                    );
+                }
+            }
+        }
+        let mut weights_seen: Vec<T> = Vec::new();
+        for (_, w) in &summands {
+            if !weights_seen.iter().any(|v| v.to_f64().to_bits() == w.to_f64().to_bits()) {
+                weights_seen.push(*w);
+            }
+        }
+        let mut reads = Vec::with_capacity(summands.len());
+        let mut classes = Vec::with_capacity(weights_seen.len());
+        for w in weights_seen {
+            reads.extend(
+                summands
+                    .iter()
+                    .filter(|(_, v)| v.to_f64().to_bits() == w.to_f64().to_bits())
+                    .map(|(r, _)| *r),
+            );
+            classes.push((reads.len(), w));
+        }
+        Program { scratch, reads, classes }
+    }
+
+    /// The fast order at in-plane index `at` of the output plane whose input planes are
+    /// `inputs`, one point at a time: the reference the vector kernel must equal bitwise.
+    pub(crate) fn point(&self, inputs: &[&[T]], at: usize) -> T {
+        let read = |r: &Read| match *r {
+            Read::Input { plane, offset } => inputs[plane][(at as isize + offset) as usize],
+            Read::Scratch { row, dk } => {
+                let rows = &self.scratch[row];
+                let v = |(plane, off): (usize, isize)| inputs[plane][(at as isize + off + dk) as usize];
+                rows[1..].iter().fold(v(rows[0]), |s, &r| s + v(r))
+            }
+        };
+        let mut start = 0;
+        let mut acc = T::ZERO;
+        for (c, &(end, w)) in self.classes.iter().enumerate() {
+            let s = self.reads[start + 1..end].iter().fold(read(&self.reads[start]), |s, r| s + read(r));
+            acc = if c == 0 { s * w } else { acc + s * w };
+            start = end;
+        }
+        acc
+    }
 }
 
 impl<T: Element> Taps<T> {
     /// The taps of a plan whose coefficients are all uniform and that has no bias; `None`
-    /// otherwise (those run the generic row-pass kernel).
+    /// otherwise (those run the generic row-pass kernel). With the fast order, the
+    /// reassociated program too.
     pub(crate) fn of(plan: &Plan<T>) -> Option<Taps<T>> {
         let uniform = plan.uniform.as_ref()?;
         let [_, n1, n2] = plan.shape;
         let h0 = plan.halo[0] as isize;
+        let weight: Vec<T> = uniform.iter().map(|(_, w)| *w).collect();
+        let fast = (plan.order == Order::Fast).then(|| Program::of(&plan.offsets, &weight, plan.halo[0], n2));
         Some(Taps {
             plane: plan.offsets.iter().map(|d| (d[0] + h0) as usize).collect(),
             offset: plan.offsets.iter().map(|d| d[1] * n2 as isize + d[2]).collect(),
-            weight: uniform.iter().map(|(_, w)| *w).collect(),
+            weight,
             shape: [plan.shape[0], n1, n2],
             halo: plan.halo,
+            fast,
         })
     }
 
@@ -62,178 +192,370 @@ impl<T: Element> Taps<T> {
     }
 }
 
-/// Picks the instruction set at run time: the same source compiled for AVX-512 and for AVX2
-/// (neither contracts `a * b + c` into a fused multiply-add, so all agree bitwise).
+/// Picks the instruction set at run time (all round alike: no fused multiply-adds).
 fn dispatch<T: Element>(taps: &Taps<T>, inputs: &[&[T]], out: &mut [T], rows: std::ops::Range<usize>) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F, the feature the function is compiled for; the
-            // bounds were checked by `Taps::plane`.
-            return unsafe { by_terms_avx512(taps, inputs, out, rows) };
+        if isa_allowed("avx512") && std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F; the bounds were checked by `Taps::plane`.
+            return unsafe { run_avx512(taps, inputs, out, rows) };
         }
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if isa_allowed("avx2") && std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: as above, for AVX2.
-            return unsafe { by_terms_avx2(taps, inputs, out, rows) };
+            return unsafe { run_avx2(taps, inputs, out, rows) };
         }
     }
-    // SAFETY: the bounds were checked by `Taps::plane`.
-    unsafe { by_terms(taps, inputs, out, rows) }
+    // SAFETY: the bounds were checked by `Taps::plane`; scalar lanes need no feature, and
+    // `T` is the lanes' element (f32 exactly when 4 bytes: `Element` is sealed).
+    unsafe {
+        if std::mem::size_of::<T>() == 4 {
+            by_order::<T, Scalar<f32>, 4>(taps, inputs, out, rows)
+        } else {
+            by_order::<T, Scalar<f64>, 4>(taps, inputs, out, rows)
+        }
+    }
 }
 
+/// The kernels compiled for AVX-512F (the lanes' methods inline only into code compiled for
+/// their instruction set). Safety: the CPU has AVX-512F and the bounds hold.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn by_terms_avx512<T: Element>(
+unsafe fn run_avx512<T: Element>(
     taps: &Taps<T>,
     inputs: &[&[T]],
     out: &mut [T],
     rows: std::ops::Range<usize>,
 ) {
-    // SAFETY: forwarded from the caller.
-    unsafe { by_terms(taps, inputs, out, rows) }
+    use crate::simd::{Avx512F32, Avx512F64};
+    // SAFETY: forwarded; `T` is f32 exactly when 4 bytes.
+    unsafe {
+        if std::mem::size_of::<T>() == 4 {
+            by_order::<T, Avx512F32, 4>(taps, inputs, out, rows)
+        } else {
+            by_order::<T, Avx512F64, 4>(taps, inputs, out, rows)
+        }
+    }
 }
 
+/// As [`run_avx512`], for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn by_terms_avx2<T: Element>(
+unsafe fn run_avx2<T: Element>(taps: &Taps<T>, inputs: &[&[T]], out: &mut [T], rows: std::ops::Range<usize>) {
+    use crate::simd::{Avx2F32, Avx2F64};
+    // SAFETY: forwarded; `T` is f32 exactly when 4 bytes.
+    unsafe {
+        if std::mem::size_of::<T>() == 4 {
+            by_order::<T, Avx2F32, 4>(taps, inputs, out, rows)
+        } else {
+            by_order::<T, Avx2F64, 4>(taps, inputs, out, rows)
+        }
+    }
+}
+
+/// Environment variable naming the widest instruction set the stencil kernels may use:
+/// `avx512` (the default), `avx2` or `scalar`, to test the narrower paths on a wide machine.
+pub(crate) const ISA_ENV: &str = "HETKIT_STENCIL_ISA";
+
+/// True when [`ISA_ENV`] allows `isa`.
+fn isa_allowed(isa: &str) -> bool {
+    static CAP: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
+    let rank = |s: &str| match s {
+        "scalar" => 0,
+        "avx2" => 1,
+        _ => 2,
+    };
+    *CAP.get_or_init(|| std::env::var(ISA_ENV).map_or(2, |v| rank(v.trim()))) >= rank(isa)
+}
+
+/// The kernel of the taps' order in lanes `V` (element `V::E`, which is `T`), `U` vectors per
+/// group.
+///
+/// Safety: `V`'s instruction set is available, `V::E` is `T`, and every tap of every interior
+/// point of `rows` lies inside its input plane (the halo guarantees it for whole planes).
+#[inline(always)]
+unsafe fn by_order<T: Element, V: Lanes, const U: usize>(
     taps: &Taps<T>,
     inputs: &[&[T]],
     out: &mut [T],
     rows: std::ops::Range<usize>,
 ) {
+    let cast = |v: T| V::E::from_f64(v.to_f64());
+    let planes: Vec<*const V::E> = inputs.iter().map(|p| p.as_ptr().cast::<V::E>()).collect();
+    let dst = out.as_mut_ptr().cast::<V::E>();
     // SAFETY: forwarded from the caller.
-    unsafe { by_terms(taps, inputs, out, rows) }
-}
-
-/// Bytes of accumulators per group of points: four 512-bit registers.
-const GROUP_BYTES: usize = 256;
-
-/// Monomorphises on the number of terms for the common shapes.
-#[inline(always)]
-unsafe fn by_terms<T: Element>(taps: &Taps<T>, inputs: &[&[T]], out: &mut [T], rows: std::ops::Range<usize>) {
-    // SAFETY: forwarded from the caller (every arm).
     unsafe {
-        match taps.weight.len() {
-            7 => by_width::<T, 7>(taps, inputs, out, rows),
-            13 => by_width::<T, 13>(taps, inputs, out, rows),
-            19 => by_width::<T, 19>(taps, inputs, out, rows),
-            25 => by_width::<T, 25>(taps, inputs, out, rows),
-            27 => by_width::<T, 27>(taps, inputs, out, rows),
-            _ => rows_dyn(taps, inputs, out, rows),
+        match &taps.fast {
+            None => {
+                let weights: Vec<V::E> = taps.weight.iter().map(|&w| cast(w)).collect();
+                let base: Vec<*const V::E> = taps
+                    .plane
+                    .iter()
+                    .zip(&taps.offset)
+                    .map(|(&p, &o)| planes[p].wrapping_offset(o))
+                    .collect();
+                exact_plane::<V, U>(taps, &base, &weights, planes[taps.halo[0]], dst, rows)
+            }
+            Some(p) => {
+                let classes: Vec<(usize, V::E)> = p.classes.iter().map(|&(e, w)| (e, cast(w))).collect();
+                fast_plane::<T, V, U>(taps, p, &planes, &classes, dst, rows)
+            }
         }
     }
 }
 
+/// The exact order on rows `rows`: `base[m]` is term `m`'s input plane shifted by its offset.
 #[inline(always)]
-unsafe fn by_width<T: Element, const N: usize>(
-    taps: &Taps<T>,
-    inputs: &[&[T]],
-    out: &mut [T],
-    rows: std::ops::Range<usize>,
-) {
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        match std::mem::size_of::<T>() {
-            4 => rows_const::<T, N, { GROUP_BYTES / 4 }>(taps, inputs, out, rows),
-            _ => rows_const::<T, N, { GROUP_BYTES / 8 }>(taps, inputs, out, rows),
-        }
-    }
-}
-
-/// `N` terms, `W` points per group. Safety: every tap of every interior point of `rows` lies
-/// inside its input plane (the halo guarantees it for whole planes).
-#[inline(always)]
-unsafe fn rows_const<T: Element, const N: usize, const W: usize>(
-    taps: &Taps<T>,
-    inputs: &[&[T]],
-    out: &mut [T],
+unsafe fn exact_plane<V: Lanes, const U: usize>(
+    taps: &Taps<impl Element>,
+    base: &[*const V::E],
+    weights: &[V::E],
+    centre: *const V::E,
+    dst: *mut V::E,
     rows: std::ops::Range<usize>,
 ) {
     let [_, _, n2] = taps.shape;
     let h2 = taps.halo[2];
     let len = n2 - 2 * h2;
-    let weight: [T; N] = std::array::from_fn(|m| taps.weight[m]);
-    let base: [*const T; N] =
-        std::array::from_fn(|m| inputs[taps.plane[m]].as_ptr().wrapping_offset(taps.offset[m]));
+    let mut src = base.to_vec();
     for j in rows {
         let row = j * n2 + h2;
-        let src: [*const T; N] = std::array::from_fn(|m| base[m].wrapping_add(row));
-        // SAFETY: the row's interior lies inside `out`; the taps inside their planes.
-        unsafe {
-            let dst = out.as_mut_ptr().add(row);
-            if len < W {
-                for q in 0..len {
-                    group::<T, N, 1>(&src, &weight, q, dst);
-                }
-                continue;
-            }
-            let mut q = 0;
-            while q + W <= len {
-                group::<T, N, W>(&src, &weight, q, dst);
-                q += W;
-            }
-            if q < len {
-                group::<T, N, W>(&src, &weight, len - W, dst);
-            }
-        }
-    }
-}
-
-/// Points `q..q + W` of a row: term by term in the plan's order, stored once.
-#[inline(always)]
-unsafe fn group<T: Element, const N: usize, const W: usize>(
-    src: &[*const T; N],
-    weight: &[T; N],
-    q: usize,
-    dst: *mut T,
-) {
-    let mut acc = [T::ZERO; W];
-    // SAFETY: the caller guarantees `q..q + W` is inside the row for every tap.
-    unsafe {
-        let x = std::slice::from_raw_parts(src[0].add(q), W);
-        for w in 0..W {
-            acc[w] = weight[0] * x[w];
-        }
-        for m in 1..N {
-            let x = std::slice::from_raw_parts(src[m].add(q), W);
-            for w in 0..W {
-                acc[w] += weight[m] * x[w];
-            }
-        }
-        std::ptr::copy_nonoverlapping(acc.as_ptr(), dst.add(q), W);
-    }
-}
-
-/// Any other number of terms: the same groups with the term count read at run time.
-#[inline(always)]
-unsafe fn rows_dyn<T: Element>(taps: &Taps<T>, inputs: &[&[T]], out: &mut [T], rows: std::ops::Range<usize>) {
-    const W: usize = 16;
-    let [_, _, n2] = taps.shape;
-    let h2 = taps.halo[2];
-    let len = n2 - 2 * h2;
-    let base: Vec<*const T> = (0..taps.weight.len())
-        .map(|m| inputs[taps.plane[m]].as_ptr().wrapping_offset(taps.offset[m]))
-        .collect();
-    let mut src = base.clone();
-    for j in rows {
-        let row = j * n2 + h2;
-        for (s, b) in src.iter_mut().zip(&base) {
+        for (s, b) in src.iter_mut().zip(base) {
             *s = b.wrapping_add(row);
         }
-        let mut q = 0;
-        while q < len {
-            let width = W.min(len - q);
-            let mut acc = [T::ZERO; W];
-            for (m, (s, &c)) in src.iter().zip(&taps.weight).enumerate() {
-                // SAFETY: the caller guarantees the row's taps are inside their planes.
-                let x = unsafe { std::slice::from_raw_parts(s.add(q), width) };
-                for (a, &v) in acc.iter_mut().zip(x) {
-                    *a = if m == 0 { c * v } else { *a + c * v };
+        // SAFETY: the row's interior lies inside the output, its taps inside their planes.
+        unsafe {
+            let out = dst.add(row);
+            for (q, width) in Groups::new(len, V::N * U, V::N, skew::<V>(centre.wrapping_add(row))) {
+                match width {
+                    Width::Big => exact_group::<V, U>(&src, weights, q, out),
+                    Width::One => exact_group::<V, 1>(&src, weights, q, out),
+                    Width::Point => exact_group::<Scalar<V::E>, 1>(&src, weights, q, out),
                 }
             }
-            // SAFETY: `q..q + width` is inside the row's interior, inside `out`.
-            unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), out.as_mut_ptr().add(row + q), width) };
-            q += width;
         }
+    }
+}
+
+/// Points from `p` to the next address aligned to a whole vector of `V` (0 when `p` is).
+#[inline(always)]
+fn skew<V: Lanes>(p: *const V::E) -> usize {
+    let size = std::mem::size_of::<V::E>();
+    let lanes = (p as usize / size) % V::N;
+    (V::N - lanes) % V::N
+}
+
+/// The width of a group of points: `U` vectors, one vector, or one point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Width {
+    Big,
+    One,
+    Point,
+}
+
+/// Groups covering `0..len`: a one-vector head when the row's first `skew` points stand before
+/// a vector boundary, then groups of `big` points from the boundary on, then single vectors,
+/// and a last vector recomputed over its predecessor when the row ends inside one (the output
+/// is never an input, so recomputing is harmless). Rows shorter than a vector go point by
+/// point. The aligned groups keep the unshifted loads (offset 0 along axis 2), the scratch
+/// rows and, where the output shares the input's alignment, the stores on whole cache lines:
+/// an unaligned vector access splits across two lines. An iterator rather than a closure
+/// taking each group: closures are not compiled for the kernels' instruction set, so the
+/// vector methods would not inline into them.
+struct Groups {
+    q: usize,
+    len: usize,
+    big: usize,
+    one: usize,
+    head: bool,
+}
+
+impl Groups {
+    #[inline(always)]
+    fn new(len: usize, big: usize, one: usize, skew: usize) -> Groups {
+        if len < one {
+            return Groups { q: 0, len, big: 1, one: 1, head: false };
+        }
+        Groups { q: skew, len, big, one, head: skew > 0 }
+    }
+}
+
+impl Iterator for Groups {
+    type Item = (usize, Width);
+    #[inline(always)]
+    fn next(&mut self) -> Option<(usize, Width)> {
+        let q = self.q;
+        if self.one == 1 {
+            self.q += 1;
+            return (q < self.len).then_some((q, Width::Point));
+        }
+        if self.head {
+            self.head = false;
+            return Some((0, Width::One));
+        }
+        if q >= self.len {
+            return None;
+        }
+        if q + self.big <= self.len {
+            self.q += self.big;
+            return Some((q, Width::Big));
+        }
+        self.q = (q + self.one).min(self.len);
+        Some((if q + self.one <= self.len { q } else { self.len - self.one }, Width::One))
+    }
+}
+
+/// Points `q..q + U * V::N` of a row in the exact order, stored once.
+#[inline(always)]
+unsafe fn exact_group<V: Lanes, const U: usize>(
+    src: &[*const V::E],
+    weights: &[V::E],
+    q: usize,
+    dst: *mut V::E,
+) {
+    // SAFETY: the caller guarantees `q..q + U * V::N` is inside the row for every tap.
+    unsafe {
+        let w0 = V::splat(weights[0]);
+        let p = src[0].add(q);
+        let mut acc = [w0; U];
+        for u in 0..U {
+            acc[u] = V::load(p.add(u * V::N)).mul(w0);
+        }
+        for m in 1..src.len() {
+            let w = V::splat(weights[m]);
+            let p = src[m].add(q);
+            for u in 0..U {
+                acc[u] = acc[u].add(V::load(p.add(u * V::N)).mul(w));
+            }
+        }
+        for u in 0..U {
+            acc[u].store(dst.add(q + u * V::N));
+        }
+    }
+}
+
+/// The fast order on rows `rows`: per row, the scratch rows summed over the whole row, then
+/// the classes over its interior.
+#[inline(always)]
+unsafe fn fast_plane<T: Element, V: Lanes, const U: usize>(
+    taps: &Taps<T>,
+    p: &Program<T>,
+    planes: &[*const V::E],
+    classes: &[(usize, V::E)],
+    dst: *mut V::E,
+    rows: std::ops::Range<usize>,
+) {
+    let [_, _, n2] = taps.shape;
+    let h2 = taps.halo[2];
+    let len = n2 - 2 * h2;
+    let mut scratch: Vec<V::E> = vec![V::E::ZERO; p.scratch.len() * n2];
+    let sp = scratch.as_mut_ptr();
+    let mut terms: Vec<*const V::E> = Vec::with_capacity(8);
+    let mut src: Vec<*const V::E> = vec![std::ptr::null(); p.reads.len()];
+    for j in rows {
+        let row = j * n2;
+        // SAFETY: rows `j + dj` of the inputs exist (j is interior); scratch row `r` is
+        // `sp[r * n2..(r + 1) * n2]`; the interior reads stay inside rows of `n2` points.
+        unsafe {
+            for (r, parts) in p.scratch.iter().enumerate() {
+                terms.clear();
+                terms.extend(parts.iter().map(|&(plane, off)| planes[plane].offset(off).add(row)));
+                sum_rows::<V>(&terms, n2, sp.add(r * n2));
+            }
+            for (s, read) in src.iter_mut().zip(&p.reads) {
+                *s = match *read {
+                    Read::Input { plane, offset } => planes[plane].offset(offset).add(row + h2),
+                    Read::Scratch { row: r, dk } => sp.add(r * n2 + h2).offset(dk),
+                };
+            }
+            let out = dst.add(row + h2);
+            let skew = skew::<V>(planes[taps.halo[0]].wrapping_add(row + h2));
+            for (q, width) in Groups::new(len, V::N * U, V::N, skew) {
+                match width {
+                    Width::Big => fast_group::<V, U>(&src, classes, q, out),
+                    Width::One => fast_group::<V, 1>(&src, classes, q, out),
+                    Width::Point => fast_group::<Scalar<V::E>, 1>(&src, classes, q, out),
+                }
+            }
+        }
+    }
+    drop(scratch);
+}
+
+/// `out[k] = terms[0][k] + terms[1][k] + ...` for `k` in `0..n`, left to right.
+#[inline(always)]
+unsafe fn sum_rows<V: Lanes>(terms: &[*const V::E], n: usize, out: *mut V::E) {
+    // SAFETY: the caller guarantees `n` valid elements at every term and at `out`.
+    unsafe {
+        for (k, width) in Groups::new(n, V::N, V::N, skew::<V>(terms[0])) {
+            if width == Width::Point {
+                sum_at::<Scalar<V::E>>(terms, k, out);
+            } else {
+                sum_at::<V>(terms, k, out);
+            }
+        }
+    }
+}
+
+#[inline(always)]
+unsafe fn sum_at<V: Lanes>(terms: &[*const V::E], k: usize, out: *mut V::E) {
+    // SAFETY: forwarded from `sum_rows`.
+    unsafe {
+        let mut s = V::load(terms[0].add(k));
+        for t in &terms[1..] {
+            s = s.add(V::load(t.add(k)));
+        }
+        s.store(out.add(k));
+    }
+}
+
+/// Points `q..q + U * V::N` of a row in the fast order: each class's summands added left to
+/// right, times its weight, the classes added left to right.
+#[inline(always)]
+unsafe fn fast_group<V: Lanes, const U: usize>(
+    src: &[*const V::E],
+    classes: &[(usize, V::E)],
+    q: usize,
+    dst: *mut V::E,
+) {
+    // SAFETY: the caller guarantees `q..q + U * V::N` is inside the row for every summand.
+    unsafe {
+        let (end0, w0) = classes[0];
+        let mut acc = class_sum::<V, U>(&src[..end0], q);
+        let w = V::splat(w0);
+        for u in 0..U {
+            acc[u] = acc[u].mul(w);
+        }
+        let mut start = end0;
+        for &(end, wc) in &classes[1..] {
+            let w = V::splat(wc);
+            let s = class_sum::<V, U>(&src[start..end], q);
+            for u in 0..U {
+                acc[u] = acc[u].add(s[u].mul(w));
+            }
+            start = end;
+        }
+        for u in 0..U {
+            acc[u].store(dst.add(q + u * V::N));
+        }
+    }
+}
+
+/// One class's summands at points `q..q + U * V::N`, added left to right.
+#[inline(always)]
+unsafe fn class_sum<V: Lanes, const U: usize>(src: &[*const V::E], q: usize) -> [V; U] {
+    // SAFETY: forwarded from `fast_group`.
+    unsafe {
+        let p = src[0].add(q);
+        let mut s = [V::load(p); U];
+        for u in 1..U {
+            s[u] = V::load(p.add(u * V::N));
+        }
+        for t in &src[1..] {
+            let p = t.add(q);
+            for u in 0..U {
+                s[u] = s[u].add(V::load(p.add(u * V::N)));
+            }
+        }
+        s
     }
 }

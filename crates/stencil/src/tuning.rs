@@ -351,7 +351,8 @@ pub fn tune_gpu<T: Element>(
     progress: &mut dyn FnMut(usize),
 ) -> Result<TuneReport> {
     let field = test_field::<T>(shape);
-    let want = s.apply(field.view(), &Config::cpu())?;
+    // The generated kernels evaluate in the exact order.
+    let want = s.apply(field.view(), &Config::cpu().with_order(crate::config::Order::Exact))?;
     let plan = s.plan(&shape)?;
     let space = device_space(gpu, s)?;
     let kernel = GpuKernel { gpu: gpu.clone(), stencil: s, plan, field: &field, want: &want, dev: None };
@@ -376,7 +377,8 @@ pub fn tune_gpu<T: Element>(
 pub const CPU_TUNING_SWEEPS: usize = 8;
 
 /// [`CPU_TUNING_SWEEPS`] CPU sweeps as hetero-sched's [`Kernel`] (the grid restored from a
-/// kept copy before each, no allocation), checked bitwise against the reference.
+/// kept copy before each, no allocation), checked bitwise against the reference in the same
+/// evaluation order.
 struct CpuKernel<'a, T: Element> {
     stencil: &'a Stencil<T>,
     field: &'a Array3<T>,
@@ -418,7 +420,9 @@ pub fn tune_cpu<T: Element>(
 ) -> Result<TuneReport> {
     let field = test_field::<T>(shape);
     let mut want = field.clone();
-    s.iterate(&mut want, CPU_TUNING_SWEEPS, &Config::sequential())?;
+    // The reference in the order the tuned sweeps evaluate (the CPU default).
+    let order = Config::cpu().order();
+    s.iterate(&mut want, CPU_TUNING_SWEEPS, &Config::sequential().with_order(order))?;
     let constant = s.has_constant_coefficients();
     let space = cpu_space(constant)?;
     let work = field.clone();

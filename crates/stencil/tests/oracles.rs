@@ -3,7 +3,7 @@
 //! and a plain loop written here as the independent reference.
 
 use ndarray::Array3;
-use stencil::{Config, CpuBlocks, Element, Stencil};
+use stencil::{Config, CpuBlocks, Element, Order, Stencil};
 
 /// Every CPU configuration: the reference, all cores with several block shapes, 1..=4 slabs.
 fn cpu_configs() -> Vec<(String, Config)> {
@@ -208,17 +208,25 @@ fn asymmetric_and_high_order_points_match_the_plain_loop() {
 }
 
 #[test]
-fn non_dyadic_inputs_agree_bitwise_on_the_cpu() {
-    // The CPU kernels evaluate every point in one order without fused multiply-adds.
+fn non_dyadic_inputs_agree_bitwise_on_the_cpu_in_either_order() {
+    // In either order, the CPU kernels evaluate every point in one fixed order without fused
+    // multiply-adds: bitwise the sequential reference in that order.
     let s = Stencil::<f32>::thirteen_point(0.3, 0.1, -0.07);
     let u = Array3::from_shape_fn((11, 12, 37), |(i, j, k)| ((i * j + k) as f32 * 0.731).sin());
-    let mut want = u.clone();
-    s.iterate(&mut want, 3, &Config::sequential()).unwrap();
-    for (name, cfg) in cpu_configs() {
-        let mut got = u.clone();
-        s.iterate(&mut got, 3, &cfg).unwrap();
-        assert!(got == want, "{name}");
+    for order in [Order::Exact, Order::Fast] {
+        let mut want = u.clone();
+        s.iterate(&mut want, 3, &Config::sequential().with_order(order)).unwrap();
+        for (name, cfg) in cpu_configs() {
+            let mut got = u.clone();
+            s.iterate(&mut got, 3, &cfg.with_order(order)).unwrap();
+            assert!(got == want, "{name} {order:?}");
+        }
     }
+    // The orders differ on such data (else the fast order would not be reassociating).
+    let (mut a, mut b) = (u.clone(), u.clone());
+    s.iterate(&mut a, 3, &Config::cpu().with_order(Order::Exact)).unwrap();
+    s.iterate(&mut b, 3, &Config::cpu().with_order(Order::Fast)).unwrap();
+    assert!(a != b);
 }
 
 #[test]
