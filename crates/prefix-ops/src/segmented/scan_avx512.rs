@@ -49,6 +49,8 @@ trait Lanes: Copy {
     unsafe fn store_masked(p: *mut Self::T, k: u32, v: __m512i);
     /// Lanes moved up by `d` (a power of two below `W`); the low `d` lanes are don't-care.
     unsafe fn shift_up(v: __m512i, d: usize) -> __m512i;
+    /// Lanes moved up by `d` (a power of two below `W`), the low `d` lanes from `fill`'s top.
+    unsafe fn shift_fill(v: __m512i, fill: __m512i, d: usize) -> __m512i;
     /// `[c[W - 1], v[0], …, v[W - 2]]`.
     unsafe fn shift_in(v: __m512i, c: __m512i) -> __m512i;
     /// The last lane in every lane.
@@ -104,6 +106,16 @@ macro_rules! lanes32 {
         }
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
+        unsafe fn shift_fill(v: __m512i, fill: __m512i, d: usize) -> __m512i {
+            match d {
+                1 => _mm512_alignr_epi32::<15>(v, fill),
+                2 => _mm512_alignr_epi32::<14>(v, fill),
+                4 => _mm512_alignr_epi32::<12>(v, fill),
+                _ => _mm512_alignr_epi32::<8>(v, fill),
+            }
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn shift_in(v: __m512i, c: __m512i) -> __m512i {
             _mm512_alignr_epi32::<15>(v, c)
         }
@@ -151,6 +163,15 @@ macro_rules! lanes64 {
                 1 => _mm512_alignr_epi64::<7>(v, v),
                 2 => _mm512_alignr_epi64::<6>(v, v),
                 _ => _mm512_alignr_epi64::<4>(v, v),
+            }
+        }
+        #[inline]
+        #[target_feature(enable = "avx512f,avx512dq")]
+        unsafe fn shift_fill(v: __m512i, fill: __m512i, d: usize) -> __m512i {
+            match d {
+                1 => _mm512_alignr_epi64::<7>(v, fill),
+                2 => _mm512_alignr_epi64::<6>(v, fill),
+                _ => _mm512_alignr_epi64::<4>(v, fill),
             }
         }
         #[inline]
@@ -293,30 +314,25 @@ impl Heads for Constant {
     }
 }
 
-/// Heads at `next`, `next + step`, … (`step >= 1`); `pattern` holds a bit at every multiple of
-/// `step` below 32.
+/// Heads at `next`, `next + step`, … (`step >= 1`), one short loop per block: a branch that
+/// follows the period of the heads predicts well, where a branch-free mask (shift, popcount,
+/// multiply) put ten cycles of dependent arithmetic on every block.
 struct Progression {
     start: usize,
     next: usize,
     step: usize,
-    pattern: u32,
-}
-
-impl Progression {
-    fn new(next: usize, step: usize) -> Self {
-        let pattern = (0..32).step_by(step).fold(0u32, |m, k| m | 1 << k);
-        Progression { start: 0, next, step, pattern }
-    }
 }
 
 impl Heads for Progression {
     #[inline(always)]
     fn next_mask(&mut self, w: usize) -> u32 {
-        let phase = self.next.wrapping_sub(self.start);
-        let all = ((1u64 << w) - 1) as u32;
-        let m = if phase < w { (self.pattern << phase) & all } else { 0 };
-        self.next += self.step * m.count_ones() as usize;
-        self.start += w;
+        let end = self.start + w;
+        let mut m = 0u32;
+        while self.next < end {
+            m |= 1 << (self.next - self.start);
+            self.next += self.step;
+        }
+        self.start = end;
         m
     }
 }
@@ -360,6 +376,23 @@ unsafe fn network<K: Lanes>(mut v: __m512i, heads: u32) -> __m512i {
     v
 }
 
+/// The network of a block without heads: the identity shifted in, no masks (a shift and a
+/// combine per step). A lane below `d` becomes `identity ⊕ v`: `v` itself for the integer
+/// operators and float `Add`/`Mul`; for float `Min`/`Max` a NaN lane becomes the identity,
+/// which no output can tell apart (every output and the running value are `r ⊕ lane` with a
+/// non-NaN `r`, and both ignore it).
+#[inline]
+#[target_feature(enable = "avx512f,avx512dq")]
+unsafe fn network_plain<K: Lanes>(mut v: __m512i, id: __m512i) -> __m512i {
+    let mut d = 1;
+    while d < K::W {
+        // SAFETY (caller): AVX-512 is present.
+        v = unsafe { K::combine(K::shift_fill(v, id, d), v) };
+        d *= 2;
+    }
+    v
+}
+
 /// One block: returns (inclusive values, what to store) and advances the running value `run`
 /// (every lane equal).
 #[inline]
@@ -371,7 +404,7 @@ unsafe fn block<K: Lanes, const EX: bool>(
     id: __m512i,
 ) -> (__m512i, __m512i) {
     unsafe {
-        let v = network::<K>(x, heads);
+        let v = if heads == 0 { network_plain::<K>(x, id) } else { network::<K>(x, heads) };
         // The lanes before the first head continue the running value; the others start anew.
         let open = (heads & heads.wrapping_neg()).wrapping_sub(1) & K::ALL;
         let inclusive = K::combine(K::blend(open, id, *run), v);
@@ -396,7 +429,11 @@ unsafe fn tile<K: Lanes, H: Heads, const EX: bool>(part: &mut [K::T], mut heads:
         let mut i = 0;
         while i < full {
             let h = heads.next_mask(K::W);
-            let (_, out) = block::<K, EX>(K::load(p.add(i)), h, &mut run, id);
+            let x = K::load(p.add(i));
+            // Blocks without a head (most of them, for long segments) take the network with
+            // constant masks: no mask arithmetic, no mask-register moves.
+            let (_, out) =
+                if h == 0 { block::<K, EX>(x, 0, &mut run, id) } else { block::<K, EX>(x, h, &mut run, id) };
             K::store(p.add(i), out);
             i += K::W;
         }
@@ -449,13 +486,39 @@ unsafe fn progression<K: Lanes, const EX: bool>(part: &mut [K::T], first: usize,
         if first >= part.len() {
             return tile::<K, Constant, EX>(part, Constant(0));
         }
+        if step == 1 && first == 0 {
+            return singletons::<K, EX>(part);
+        }
         if K::W.is_multiple_of(step) && first < step {
             // Blocks start at multiples of W, a multiple of the step: every block has the same
             // heads, and the network's masks are computed once, outside the loop.
-            let mask = Progression::new(first, step).next_mask(K::W);
+            let mask = Progression { start: 0, next: first, step }.next_mask(K::W);
             return tile::<K, Constant, EX>(part, Constant(mask));
         }
-        tile::<K, Progression, EX>(part, Progression::new(first, step))
+        tile::<K, Progression, EX>(part, Progression { start: 0, next: first, step })
+    }
+}
+
+/// A tile of one-element segments: `identity ⊕ x` (inclusive) or the identity (exclusive),
+/// without the network; returns `identity ⊕ x` of the last element.
+#[inline]
+#[target_feature(enable = "avx512f,avx512dq")]
+unsafe fn singletons<K: Lanes, const EX: bool>(part: &mut [K::T]) -> K::T {
+    let (n, p) = (part.len(), part.as_mut_ptr());
+    unsafe {
+        let id = K::identity();
+        // Read before the element is overwritten (`part` is not empty here).
+        let last = K::lane(K::combine(id, K::load_masked(p.add(n - 1), 1, id)), 0);
+        let mut i = 0;
+        while i + K::W <= n {
+            let x = K::load(p.add(i));
+            K::store(p.add(i), if EX { id } else { K::combine(id, x) });
+            i += K::W;
+        }
+        let k = ((1u64 << (n - i)) - 1) as u32;
+        let x = K::combine(id, K::load_masked(p.add(i), k, id));
+        K::store_masked(p.add(i), k, if EX { id } else { x });
+        last
     }
 }
 
