@@ -466,7 +466,10 @@ mod tests {
                         let mut got = f32s.clone();
                         tiled(&mut got, segs.form(), Add, ex, tile, true, wide);
                         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-                            assert!((g - w).abs() <= 1e-5 * (1.0 + mags[i]), "{segs:?} f32 Add at {i}: {g} vs {w}");
+                            assert!(
+                                (g - w).abs() <= 1e-5 * (1.0 + mags[i]),
+                                "{segs:?} f32 Add at {i}: {g} vs {w}"
+                            );
                         }
                     }
                 }
@@ -480,12 +483,20 @@ mod tests {
     fn float_min_max_ignore_nans_like_the_loop() {
         for segs in shapes() {
             let n = segs.len();
-            let xs: Vec<f32> =
-                (0..n).map(|i| if i % 3 == 0 || i % 7 == 1 { f32::NAN } else { (i as f32 * 0.61).sin() }).collect();
+            let xs: Vec<f32> = (0..n)
+                .map(|i| if i % 3 == 0 || i % 7 == 1 { f32::NAN } else { (i as f32 * 0.61).sin() })
+                .collect();
             for ex in [false, true] {
                 let bits = |a: &f32, b: &f32| a.to_bits() == b.to_bits();
                 check_tilings(&xs, &segs, Min, ex, &oracle(&xs, &segs, f32::INFINITY, f32::min, ex), bits);
-                check_tilings(&xs, &segs, Max, ex, &oracle(&xs, &segs, f32::NEG_INFINITY, f32::max, ex), bits);
+                check_tilings(
+                    &xs,
+                    &segs,
+                    Max,
+                    ex,
+                    &oracle(&xs, &segs, f32::NEG_INFINITY, f32::max, ex),
+                    bits,
+                );
                 let mut got = xs.clone();
                 scan(&mut got, &segs, Min, ex).unwrap();
                 let want = oracle(&xs, &segs, f32::INFINITY, f32::min, ex);
@@ -536,7 +547,7 @@ mod tests {
             }
             let first = (t0..t1).find(|&i| heads[i]).unwrap_or(t1);
             for x in &mut out[t0..first] {
-                *x = carry + *x;
+                *x += carry;
             }
             carry = if first < t1 { last } else { carry + last };
         }

@@ -62,7 +62,7 @@ trait Lanes: Copy {
     #[target_feature(enable = "avx512f,avx512dq")]
     unsafe fn lane(v: __m512i, i: usize) -> Self::T {
         let mut out = [std::mem::MaybeUninit::<Self::T>::uninit(); 16];
-        // SAFETY (caller): the 64 bytes of a register fit in 16 lanes of at least 4 bytes.
+        // SAFETY: the 64 bytes of a register fit in 16 lanes of at least 4 bytes.
         unsafe {
             _mm512_storeu_si512(out.as_mut_ptr().cast(), v);
             out[i].assume_init()
@@ -77,21 +77,25 @@ macro_rules! lanes32 {
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn load(p: *const Self::T) -> __m512i {
+            // SAFETY: the caller gives a pointer valid for 64 bytes and a CPU with AVX-512F.
             unsafe { _mm512_loadu_si512(p.cast()) }
         }
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn store(p: *mut Self::T, v: __m512i) {
+            // SAFETY: as in `load`.
             unsafe { _mm512_storeu_si512(p.cast(), v) }
         }
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn load_masked(p: *const Self::T, k: u32, fill: __m512i) -> __m512i {
+            // SAFETY: the caller's pointer is valid for the lanes in `k`; masked-off lanes are not touched.
             unsafe { _mm512_mask_loadu_epi32(fill, k as __mmask16, p.cast()) }
         }
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn store_masked(p: *mut Self::T, k: u32, v: __m512i) {
+            // SAFETY: as in `load_masked`.
             unsafe { _mm512_mask_storeu_epi32(p.cast(), k as __mmask16, v) }
         }
         #[inline]
@@ -139,21 +143,25 @@ macro_rules! lanes64 {
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn load(p: *const Self::T) -> __m512i {
+            // SAFETY: the caller gives a pointer valid for 64 bytes and a CPU with AVX-512F.
             unsafe { _mm512_loadu_si512(p.cast()) }
         }
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn store(p: *mut Self::T, v: __m512i) {
+            // SAFETY: as in `load`.
             unsafe { _mm512_storeu_si512(p.cast(), v) }
         }
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn load_masked(p: *const Self::T, k: u32, fill: __m512i) -> __m512i {
+            // SAFETY: the caller's pointer is valid for the lanes in `k`; masked-off lanes are not touched.
             unsafe { _mm512_mask_loadu_epi64(fill, k as __mmask8, p.cast()) }
         }
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn store_masked(p: *mut Self::T, k: u32, v: __m512i) {
+            // SAFETY: as in `load_masked`.
             unsafe { _mm512_mask_storeu_epi64(p.cast(), k as __mmask8, v) }
         }
         #[inline]
@@ -223,17 +231,81 @@ int_kernel!(AddI32, i32, lanes32, __mmask16, _mm512_setzero_si512(), _mm512_add_
 int_kernel!(AddU32, u32, lanes32, __mmask16, _mm512_setzero_si512(), _mm512_add_epi32, _mm512_mask_add_epi32);
 int_kernel!(AddI64, i64, lanes64, __mmask8, _mm512_setzero_si512(), _mm512_add_epi64, _mm512_mask_add_epi64);
 int_kernel!(AddU64, u64, lanes64, __mmask8, _mm512_setzero_si512(), _mm512_add_epi64, _mm512_mask_add_epi64);
-int_kernel!(MulI32, i32, lanes32, __mmask16, _mm512_set1_epi32(1), _mm512_mullo_epi32, _mm512_mask_mullo_epi32);
-int_kernel!(MulU32, u32, lanes32, __mmask16, _mm512_set1_epi32(1), _mm512_mullo_epi32, _mm512_mask_mullo_epi32);
-int_kernel!(MulI64, i64, lanes64, __mmask8, _mm512_set1_epi64(1), _mm512_mullo_epi64, _mm512_mask_mullo_epi64);
-int_kernel!(MulU64, u64, lanes64, __mmask8, _mm512_set1_epi64(1), _mm512_mullo_epi64, _mm512_mask_mullo_epi64);
-int_kernel!(MinI32, i32, lanes32, __mmask16, _mm512_set1_epi32(i32::MAX), _mm512_min_epi32, _mm512_mask_min_epi32);
+int_kernel!(
+    MulI32,
+    i32,
+    lanes32,
+    __mmask16,
+    _mm512_set1_epi32(1),
+    _mm512_mullo_epi32,
+    _mm512_mask_mullo_epi32
+);
+int_kernel!(
+    MulU32,
+    u32,
+    lanes32,
+    __mmask16,
+    _mm512_set1_epi32(1),
+    _mm512_mullo_epi32,
+    _mm512_mask_mullo_epi32
+);
+int_kernel!(
+    MulI64,
+    i64,
+    lanes64,
+    __mmask8,
+    _mm512_set1_epi64(1),
+    _mm512_mullo_epi64,
+    _mm512_mask_mullo_epi64
+);
+int_kernel!(
+    MulU64,
+    u64,
+    lanes64,
+    __mmask8,
+    _mm512_set1_epi64(1),
+    _mm512_mullo_epi64,
+    _mm512_mask_mullo_epi64
+);
+int_kernel!(
+    MinI32,
+    i32,
+    lanes32,
+    __mmask16,
+    _mm512_set1_epi32(i32::MAX),
+    _mm512_min_epi32,
+    _mm512_mask_min_epi32
+);
 int_kernel!(MinU32, u32, lanes32, __mmask16, _mm512_set1_epi32(-1), _mm512_min_epu32, _mm512_mask_min_epu32);
-int_kernel!(MinI64, i64, lanes64, __mmask8, _mm512_set1_epi64(i64::MAX), _mm512_min_epi64, _mm512_mask_min_epi64);
+int_kernel!(
+    MinI64,
+    i64,
+    lanes64,
+    __mmask8,
+    _mm512_set1_epi64(i64::MAX),
+    _mm512_min_epi64,
+    _mm512_mask_min_epi64
+);
 int_kernel!(MinU64, u64, lanes64, __mmask8, _mm512_set1_epi64(-1), _mm512_min_epu64, _mm512_mask_min_epu64);
-int_kernel!(MaxI32, i32, lanes32, __mmask16, _mm512_set1_epi32(i32::MIN), _mm512_max_epi32, _mm512_mask_max_epi32);
+int_kernel!(
+    MaxI32,
+    i32,
+    lanes32,
+    __mmask16,
+    _mm512_set1_epi32(i32::MIN),
+    _mm512_max_epi32,
+    _mm512_mask_max_epi32
+);
 int_kernel!(MaxU32, u32, lanes32, __mmask16, _mm512_setzero_si512(), _mm512_max_epu32, _mm512_mask_max_epu32);
-int_kernel!(MaxI64, i64, lanes64, __mmask8, _mm512_set1_epi64(i64::MIN), _mm512_max_epi64, _mm512_mask_max_epi64);
+int_kernel!(
+    MaxI64,
+    i64,
+    lanes64,
+    __mmask8,
+    _mm512_set1_epi64(i64::MIN),
+    _mm512_max_epi64,
+    _mm512_mask_max_epi64
+);
 int_kernel!(MaxU64, u64, lanes64, __mmask8, _mm512_setzero_si512(), _mm512_max_epu64, _mm512_mask_max_epu64);
 
 /// A float kernel: `$op(a, b)` on the float view of the lanes.
@@ -258,6 +330,7 @@ macro_rules! float_kernel {
             #[target_feature(enable = "avx512f,avx512dq")]
             unsafe fn mask_combine(src: __m512i, k: u32, a: __m512i, b: __m512i) -> __m512i {
                 // Not-taken lanes keep `src` exactly (a blend, not an arithmetic no-op).
+                // SAFETY: the caller has AVX-512 (this method's contract).
                 unsafe { Self::blend(k, src, Self::combine(a, b)) }
             }
         }
@@ -286,16 +359,48 @@ float_kernel!(MulF64, f64, lanes64, _mm512_castpd_si512(_mm512_set1_pd(1.0)), |a
     _mm512_castpd_si512(_mm512_mul_pd(_mm512_castsi512_pd(a), _mm512_castsi512_pd(b)))
 });
 float_kernel!(MinF32, f32, lanes32, _mm512_castps_si512(_mm512_set1_ps(f32::INFINITY)), |a, b| {
-    ignore_nan!(_mm512_castsi512_ps, _mm512_castps_si512, _mm512_cmp_ps_mask, _mm512_mask_mov_ps, _mm512_min_ps, a, b)
+    ignore_nan!(
+        _mm512_castsi512_ps,
+        _mm512_castps_si512,
+        _mm512_cmp_ps_mask,
+        _mm512_mask_mov_ps,
+        _mm512_min_ps,
+        a,
+        b
+    )
 });
 float_kernel!(MaxF32, f32, lanes32, _mm512_castps_si512(_mm512_set1_ps(f32::NEG_INFINITY)), |a, b| {
-    ignore_nan!(_mm512_castsi512_ps, _mm512_castps_si512, _mm512_cmp_ps_mask, _mm512_mask_mov_ps, _mm512_max_ps, a, b)
+    ignore_nan!(
+        _mm512_castsi512_ps,
+        _mm512_castps_si512,
+        _mm512_cmp_ps_mask,
+        _mm512_mask_mov_ps,
+        _mm512_max_ps,
+        a,
+        b
+    )
 });
 float_kernel!(MinF64, f64, lanes64, _mm512_castpd_si512(_mm512_set1_pd(f64::INFINITY)), |a, b| {
-    ignore_nan!(_mm512_castsi512_pd, _mm512_castpd_si512, _mm512_cmp_pd_mask, _mm512_mask_mov_pd, _mm512_min_pd, a, b)
+    ignore_nan!(
+        _mm512_castsi512_pd,
+        _mm512_castpd_si512,
+        _mm512_cmp_pd_mask,
+        _mm512_mask_mov_pd,
+        _mm512_min_pd,
+        a,
+        b
+    )
 });
 float_kernel!(MaxF64, f64, lanes64, _mm512_castpd_si512(_mm512_set1_pd(f64::NEG_INFINITY)), |a, b| {
-    ignore_nan!(_mm512_castsi512_pd, _mm512_castpd_si512, _mm512_cmp_pd_mask, _mm512_mask_mov_pd, _mm512_max_pd, a, b)
+    ignore_nan!(
+        _mm512_castsi512_pd,
+        _mm512_castpd_si512,
+        _mm512_cmp_pd_mask,
+        _mm512_mask_mov_pd,
+        _mm512_max_pd,
+        a,
+        b
+    )
 });
 
 /// Where a tile's per-block head masks come from (positions relative to the tile's start).
@@ -368,7 +473,7 @@ unsafe fn network<K: Lanes>(mut v: __m512i, heads: u32) -> __m512i {
     let mut d = 1;
     while d < K::W {
         let take = !seen & (K::ALL << d) & K::ALL;
-        // SAFETY (caller): AVX-512 is present.
+        // SAFETY: the caller has AVX-512.
         v = unsafe { K::mask_combine(v, take, K::shift_up(v, d), v) };
         seen |= seen << d;
         d *= 2;
@@ -386,7 +491,7 @@ unsafe fn network<K: Lanes>(mut v: __m512i, heads: u32) -> __m512i {
 unsafe fn network_plain<K: Lanes>(mut v: __m512i, id: __m512i) -> __m512i {
     let mut d = 1;
     while d < K::W {
-        // SAFETY (caller): AVX-512 is present.
+        // SAFETY: the caller has AVX-512.
         v = unsafe { K::combine(K::shift_fill(v, id, d), v) };
         d *= 2;
     }
@@ -403,6 +508,7 @@ unsafe fn block<K: Lanes, const EX: bool>(
     run: &mut __m512i,
     id: __m512i,
 ) -> (__m512i, __m512i) {
+    // SAFETY: the caller has AVX-512; no pointer is touched.
     unsafe {
         let v = if heads == 0 { network_plain::<K>(x, id) } else { network::<K>(x, heads) };
         // The lanes before the first head continue the running value; the others start anew.
@@ -422,6 +528,7 @@ unsafe fn block<K: Lanes, const EX: bool>(
 #[target_feature(enable = "avx512f,avx512dq")]
 unsafe fn tile<K: Lanes, H: Heads, const EX: bool>(part: &mut [K::T], mut heads: H) -> K::T {
     let (n, p) = (part.len(), part.as_mut_ptr());
+    // SAFETY: `i + W <= full <= n` for the full blocks, and the last one's mask covers `n - i` lanes, so every access is inside `part`; the caller has AVX-512.
     unsafe {
         let id = K::identity();
         let mut run = id;
@@ -466,11 +573,13 @@ unsafe fn local<K: Lanes, const EX: bool>(part: &mut [K::T], a: usize, form: For
             let heads = &o[s..e];
             let first = heads.first().map_or(n, |&h| h - a);
             // A progression stands for the tile's heads only if its next term is past the tile.
-            let last = match (arithmetic(heads), heads.last()) {
-                (Some(step), Some(&l)) if l - a + step >= n => unsafe { progression::<K, EX>(part, first, step) },
-                (_, None) => unsafe { tile::<K, Constant, EX>(part, Constant(0)) },
-                // SAFETY (all three): as above.
-                _ => unsafe { tile::<K, List<'_>, EX>(part, List { heads, start: a }) },
+            // SAFETY: AVX-512 is enabled on this function.
+            let last = unsafe {
+                match (arithmetic(heads), heads.last()) {
+                    (Some(step), Some(&l)) if l - a + step >= n => progression::<K, EX>(part, first, step),
+                    (_, None) => tile::<K, Constant, EX>(part, Constant(0)),
+                    _ => tile::<K, List<'_>, EX>(part, List { heads, start: a }),
+                }
             };
             (first, last)
         }
@@ -482,6 +591,7 @@ unsafe fn local<K: Lanes, const EX: bool>(part: &mut [K::T], a: usize, form: For
 #[inline]
 #[target_feature(enable = "avx512f,avx512dq")]
 unsafe fn progression<K: Lanes, const EX: bool>(part: &mut [K::T], first: usize, step: usize) -> K::T {
+    // SAFETY: the callee's contract is this one's (AVX-512, a valid tile).
     unsafe {
         if first >= part.len() {
             return tile::<K, Constant, EX>(part, Constant(0));
@@ -505,6 +615,7 @@ unsafe fn progression<K: Lanes, const EX: bool>(part: &mut [K::T], first: usize,
 #[target_feature(enable = "avx512f,avx512dq")]
 unsafe fn singletons<K: Lanes, const EX: bool>(part: &mut [K::T]) -> K::T {
     let (n, p) = (part.len(), part.as_mut_ptr());
+    // SAFETY: every load and store covers lanes below `n`, the last block by its mask; the caller has AVX-512.
     unsafe {
         let id = K::identity();
         // Read before the element is overwritten (`part` is not empty here).
@@ -553,6 +664,7 @@ pub(super) fn local_in<T: Copy + 'static, M: 'static>(
                 // SAFETY: `T` is `$t` (same TypeId), so the slice's layout is unchanged; the CPU
                 // has AVX-512F and DQ (checked above).
                 let part = unsafe { &mut *(part as *mut [T] as *mut [$t]) };
+                // SAFETY: `T` is `$t` and the CPU has AVX-512F and DQ (both checked above).
                 let l = unsafe {
                     if exclusive { local::<$k, true>(part, a, form) } else { local::<$k, false>(part, a, form) }
                 };
@@ -598,6 +710,8 @@ pub(super) fn available() -> bool {
     *OK.get_or_init(|| {
         let capped = std::env::var("HETKIT_SEGSCAN_ISA")
             .is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "avx2" | "scalar" | "portable"));
-        !capped && std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512dq")
+        !capped
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512dq")
     })
 }
