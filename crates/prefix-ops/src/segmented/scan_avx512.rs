@@ -640,8 +640,9 @@ fn arithmetic(heads: &[usize]) -> Option<usize> {
         [] | [_] => Some(usize::MAX / 4),
         [h0, h1, ..] => {
             let step = h1.wrapping_sub(*h0);
-            // One pass without an early exit, so that it vectorises.
-            let ok = heads.windows(2).fold(true, |ok, w| ok & (w[1].wrapping_sub(w[0]) == step));
+            // One pass without an early exit or bounds checks, so that it vectorises (for
+            // one-element segments this pass over 8 bytes of offsets per element is the work).
+            let ok = heads[1..].iter().zip(heads).fold(true, |ok, (&b, &a)| ok & (b.wrapping_sub(a) == step));
             (ok && step >= 1).then_some(step)
         }
     }
