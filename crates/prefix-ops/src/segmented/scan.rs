@@ -238,6 +238,8 @@ mod avx2 {
     }
 }
 
+/// Step 1 on one tile: the AVX-512 kernels where the CPU, the type and the operator allow and
+/// `wide` is set, the portable code otherwise.
 fn local_in<T: Copy + 'static, M: Monoid<T> + 'static>(
     part: &mut [T],
     a: usize,
@@ -250,6 +252,8 @@ fn local_in<T: Copy + 'static, M: Monoid<T> + 'static>(
     if wide && let Some(l) = super::scan_avx512::local_in::<T, M>(part, a, form, exclusive) {
         return l;
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = wide;
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above).

@@ -10,11 +10,14 @@
 //! inclusive one shifted by a lane (the running value entering the block in lane 0), with the
 //! identity at the heads: one pass, no second sweep.
 //!
+//! A block without heads (most blocks of long segments) takes the network with constant masks
+//! and the identity shifted in: a shift and a combine per step, nothing else.
+//!
 //! The masks come from one of three sources, chosen per tile: a constant (no head at all, or
 //! heads every 1, 2, 4, 8 or 16 elements at a fixed phase: `regular` descriptors and equal CSR
-//! rows, where the network's masks become constants), an arithmetic progression (equal lengths
-//! that do not divide the block: two shifts and a popcount per block), or the offsets
-//! themselves (any lengths: a short loop over the heads of the block).
+//! rows, where the network's masks are computed once), an arithmetic progression (other equal
+//! lengths: a counter, one compare per block), or the offsets themselves (any lengths: one
+//! compare per block and per head). Tiles of one-element segments skip the network.
 //!
 //! Exactness: every lane's output is `combine(running or identity, network value)`, as the
 //! sequential loop's `combine(acc, x)` is; integer operators and `Min`/`Max` give the
