@@ -35,4 +35,4 @@ for r in $(seq "$rounds"); do
         'segmented_reduce|segmented_scan|segmented_sort|segmented_spmv' 2>&1 | grep -E '^segmented|time:' || true)
     python3 "$here/summary.py" collect "$CRITERION_HOME" "$log"
 done
-python3 "$here/summary.py" report "$log"
+python3 "$here/summary.py" report "$log" "$log2"

@@ -2,7 +2,8 @@
 """Collects and summarises the rounds of run.sh (issue 23's CPU targets).
 
     summary.py collect CRITERION_HOME LOG   append the last criterion run's medians to LOG
-    summary.py report LOG                   medians over all rounds, ratios against the targets
+    summary.py report LOG [LOG2]            medians over all rounds, ratios against the targets
+                                            (LOG2: 2^LOG2 elements, for the descriptor floor)
 
 LOG holds one line per measurement: case <TAB> who <TAB> milliseconds, the format of
 peers.py, so the Python peers' lines and the Rust side's land in one file. Criterion's
@@ -70,7 +71,7 @@ def ratio(a, b):
     return "no-op" if b < 1e-3 else f"{a / b:.2f}x"
 
 
-def report(log):
+def report(log, log2=24):
     t = load(log)
     get = lambda case, who: t.get((case, who), (None, 0))[0]
     floor = get("reduce/all", "floor_unsegmented_sum")
@@ -84,15 +85,25 @@ def report(log):
         print(f"| {length} | {fmt(off)} | {fmt(reg)} | {fmt(get(c, 'naive_rayon_per_segment'))} | {fmt(npy)} "
               f"| {ratio(npy, off)} / {ratio(npy, reg)} | {ratio(floor, best)} |")
     copy = get("scan/all", "floor_copy")
-    print(f"\nscan, in place (ms; copy floor {fmt(copy)})")
-    print("| segment length | inclusive offsets | inclusive regular | exclusive offsets "
-          "| copy floor / inclusive offsets | / inclusive regular | / exclusive offsets |")
-    print("|---|---|---|---|---|---|---|")
+    plain_inc, plain_exc = get("scan/all", "plain_scan_inclusive"), get("scan/all", "plain_scan_exclusive")
+    print(f"\nscan, in place (ms; copy floor {fmt(copy)}; prefix-ops' unsegmented scan: inclusive {fmt(plain_inc)}, "
+          f"exclusive {fmt(plain_exc)})")
+    print("| segment length | inclusive offsets | inclusive regular | exclusive offsets | exclusive regular "
+          "| copy floor / incl. offsets | / incl. regular | / excl. offsets | / excl. regular "
+          "| descriptor floor / incl. offsets | / excl. offsets |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    n = 1 << log2
     for length in ["1", "8", "64", "1024", "131072", "random"]:
         c = f"scan/{length}"
-        off, reg, exc = get(c, "inclusive_offsets"), get(c, "inclusive_regular"), get(c, "exclusive_offsets")
-        print(f"| {length} | {fmt(off)} | {fmt(reg)} | {fmt(exc)} | {ratio(copy, off)} | {ratio(copy, reg)} "
-              f"| {ratio(copy, exc)} |")
+        off, reg = get(c, "inclusive_offsets"), get(c, "inclusive_regular")
+        exo, exr = get(c, "exclusive_offsets"), get(c, "exclusive_regular")
+        # The descriptor floor: the copy floor's bytes (read and write the data) plus one read
+        # of the offsets (8 bytes per segment), at the copy's bandwidth.
+        # Random lengths are uniform in 1..=2048: 1024.5 elements per segment on average.
+        nseg = (n // int(length)) if length.isdigit() else int(n / 1024.5)
+        desc = None if copy is None else copy * (1 + 8 * (nseg + 1) / (2 * 4 * n))
+        print(f"| {length} | {fmt(off)} | {fmt(reg)} | {fmt(exo)} | {fmt(exr)} | {ratio(copy, off)} | {ratio(copy, reg)} "
+              f"| {ratio(copy, exo)} | {ratio(copy, exr)} | {ratio(desc, off)} | {ratio(desc, exo)} |")
     print("\nsegmented sort, u32 keys (ms; 2^(LOG2-2) keys, both sides copy the keys in first)")
     print("| segment length | hetkit sort | rayon + sort_unstable per segment | rayon / hetkit |")
     print("|---|---|---|---|")
@@ -115,4 +126,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "collect":
         collect(sys.argv[2], sys.argv[3])
     else:
-        report(sys.argv[2])
+        report(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 24)

@@ -3,8 +3,9 @@
 //! - `reduce`: 2^24 f32 `Add`, segment lengths 1, 8, 64, 1024, 2^17 and random (1..=2048),
 //!   offsets and regular forms, against the read-bandwidth floor (one unsegmented parallel sum
 //!   of the same data) and a naive rayon loop over segments;
-//! - `scan`: in-place inclusive scans (offsets and regular forms) and exclusive scans (offsets)
-//!   of the same shapes against the copy floor (a parallel copy of the same bytes);
+//! - `scan`: in-place inclusive scans (offsets and regular forms) and exclusive scans (offsets
+//!   and regular) of the same shapes against the copy floor (a parallel copy of the same bytes)
+//!   and prefix-ops' unsegmented scan of the same data (the ceiling for long segments);
 //! - `sort`: 2^22 u32 keys, segmented sort against `sort_unstable` per segment under rayon;
 //! - `crossover`: `reduce` with every segment on one thread against every segment split over
 //!   all threads, lengths 2^0 .. 2^17 (2^22 f32): the table the selector's `reduce_split` is
@@ -101,6 +102,9 @@ fn scan(c: &mut Criterion) {
             buf.par_chunks_mut(1 << 16).zip(src.par_chunks(1 << 16)).for_each(|(d, s)| d.copy_from_slice(s))
         })
     });
+    // The ceiling for long segments: prefix-ops' unsegmented parallel scan of the same data.
+    g.bench_function("plain_scan_inclusive", |b| b.iter(|| prefix_ops::scan::inclusive(&mut buf, Add)));
+    g.bench_function("plain_scan_exclusive", |b| b.iter(|| prefix_ops::scan::exclusive(&mut buf, Add)));
     for (name, segs, regular) in shapes(n) {
         g.bench_with_input(BenchmarkId::new("inclusive_offsets", &name), &segs, |b, s| {
             b.iter(|| segmented::inclusive_scan(&mut buf, s, Add).unwrap())
@@ -113,6 +117,11 @@ fn scan(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("exclusive_offsets", &name), &segs, |b, s| {
             b.iter(|| segmented::exclusive_scan(&mut buf, s, Add).unwrap())
         });
+        if let Some(reg) = &regular {
+            g.bench_with_input(BenchmarkId::new("exclusive_regular", &name), reg, |b, s| {
+                b.iter(|| segmented::exclusive_scan(&mut buf, s, Add).unwrap())
+            });
+        }
     }
     g.finish();
 }

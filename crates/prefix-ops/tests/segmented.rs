@@ -303,7 +303,7 @@ fn bits<T: Copy, B: PartialEq + std::fmt::Debug>(xs: &[T], f: impl Fn(T) -> B) -
 }
 
 /// The library's scan of a copy of `xs`.
-fn lib_scan<T: Copy + Send + Sync, M: Monoid<T>>(
+fn lib_scan<T: Copy + Send + Sync + 'static, M: Monoid<T> + 'static>(
     xs: &[T],
     segs: &Segments,
     op: M,

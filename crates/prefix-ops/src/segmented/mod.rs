@@ -58,6 +58,8 @@ pub(crate) mod plan;
 mod reduce;
 mod reverse;
 mod scan;
+#[cfg(target_arch = "x86_64")]
+mod scan_avx512;
 mod tuning;
 
 pub use crate::scan::{Add, Max, Min, Monoid, Mul};
@@ -94,7 +96,7 @@ pub fn reduce_with<T: Copy + Send + Sync, M: Monoid<T>>(
 /// `a..b`.
 ///
 /// Errors: [`Error::LengthMismatch`] when `xs.len() != segs.len()`.
-pub fn inclusive_scan<T: Copy + Send + Sync, M: Monoid<T>>(
+pub fn inclusive_scan<T: Copy + Send + Sync + 'static, M: Monoid<T> + 'static>(
     xs: &mut [T],
     segs: &Segments,
     op: M,
@@ -107,7 +109,7 @@ pub fn inclusive_scan<T: Copy + Send + Sync, M: Monoid<T>>(
 /// In-place exclusive scan of every segment: each segment starts from the identity.
 ///
 /// Errors: [`Error::LengthMismatch`] when `xs.len() != segs.len()`.
-pub fn exclusive_scan<T: Copy + Send + Sync, M: Monoid<T>>(
+pub fn exclusive_scan<T: Copy + Send + Sync + 'static, M: Monoid<T> + 'static>(
     xs: &mut [T],
     segs: &Segments,
     op: M,

@@ -16,24 +16,47 @@
 //! waits only for a tile an earlier ticket holds whose owner is running, and a panicking
 //! worker marks the chain failed so that the waiters stop.
 //!
-//! Inside a tile every piece (a segment, or the part of one the tile holds) starts from the
-//! identity and takes the cheapest exact kernel for its length: pieces of 4 or 8 elements
-//! one in-register network each (segments of equal short length are what regular descriptors
-//! and CSR rows are made of, and a per-element loop spent about 15 cycles per segment of 8);
-//! other pieces under [`SHORT`] a plain fold; longer pieces the vectorised blocked scan of
-//! [`single`], whose carry stays in a vector register. A tile whose elements are all
-//! one-element segments (offsets `a, a + 1, …`) is recognised by one comparison pass over its
-//! offsets instead of one piece per element. The tile code is compiled twice, portably and for
-//! AVX2, and chosen at run time.
+//! Inside a tile, two paths:
 //!
-//! Rounding (the documented order): integer results are exact, as are `Min` and `Max`. A float
-//! piece of fewer than [`SHORT`] elements other than 4 or 8 folds exactly like the sequential
-//! loop; pieces of 4 and 8 elements are Kogge-Stone networks (`x0 ⊕ (x1 ⊕ x2)` at the third
-//! element, `(x0 ⊕ x1) ⊕ (x2 ⊕ x3)` at the fourth, …); longer pieces use the blocked scan of
-//! [`single`] (networks of 8 from the piece's start, one carry per block). A segment that
-//! enters a tile from an earlier one gets `carry ⊕ local` there: the tile's part scanned from
-//! the identity, then the carry combined in as one value. Tiles depend only on the length and
-//! the element type, so the serial and the threaded paths give the same bits.
+//! - **AVX-512** (the CPU has AVX-512F and DQ, the elements are `i32 u32 i64 u64 f32 f64` and
+//!   the operator `Add`, `Mul`, `Min` or `Max`): the kernels of [`super::scan_avx512`] scan
+//!   64-byte blocks, each with its segment heads as a bit mask, by one masked Kogge-Stone
+//!   network, so that a block costs the same whatever the segment lengths; heads come from a
+//!   constant mask (regular lengths dividing the block, one-element segments, no head), an
+//!   arithmetic progression (any other equal lengths, from a regular descriptor or detected
+//!   in the tile's offsets by one vectorised pass), or the offsets. The exclusive scan is the
+//!   same pass, shifted by a lane.
+//! - **Portable** (any other type or operator, or no AVX-512): every piece (a segment, or the
+//!   part of one the tile holds) starts from the identity and takes the cheapest exact kernel
+//!   for its length: pieces of 4 or 8 elements one in-register network each; other pieces
+//!   under [`SHORT`] a plain fold; longer pieces the vectorised blocked scan of [`single`],
+//!   whose carry stays in a vector register. A tile whose elements are all one-element
+//!   segments is recognised by one comparison pass over its offsets. This code is compiled
+//!   twice, portably and for AVX2, and chosen at run time.
+//!
+//! Rounding (the documented orders): integer results are exact, as are `Min` and `Max` (float
+//! `Min`/`Max` ignore a NaN operand on both paths, as the sequential loop does; the sign of a
+//! zero where `-0.0` and `+0.0` tie is what `f32::min` leaves unspecified). Float `Add` and
+//! `Mul`:
+//!
+//! - AVX-512 path: blocks of 16 `f32` or 8 `f64` aligned to the tile's start (tiles start at
+//!   multiples of a block); in a block, each segment's part is the Kogge-Stone network of that
+//!   part from its first element in the block; lane values are `r ⊕ v` for the lanes before
+//!   the block's first head (`r` the running value at the previous block's end, the identity
+//!   at the tile's start) and `identity ⊕ v` from the first head on; the running value after
+//!   a block is computed the same way for its last lane. (`documented_order` in the tests
+//!   writes this out lane by lane and checks it bit for bit.)
+//! - Portable path: a piece under [`SHORT`] elements other than 4 or 8 folds exactly like the
+//!   sequential loop; pieces of 4 and 8 elements are Kogge-Stone networks (`x0 ⊕ (x1 ⊕ x2)` at
+//!   the third element, `(x0 ⊕ x1) ⊕ (x2 ⊕ x3)` at the fourth, …); longer pieces use the
+//!   blocked scan of [`single`] (networks of 8 from the piece's start, one carry per block).
+//!
+//! On both paths a segment that enters a tile from an earlier one gets `carry ⊕ local` there:
+//! the tile's part scanned from the identity, then the carry combined in as one value. Tiles
+//! depend only on the length and the element type, so the serial and the threaded paths give
+//! the same bits; the two paths round float sums differently (within the tolerance the tests
+//! check), and which one runs depends on the CPU (`HETKIT_SEGSCAN_ISA=avx2` forces the
+//! portable one).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -115,9 +138,9 @@ fn scan_piece<T: Copy, M: Monoid<T>>(piece: &mut [T], op: M, exclusive: bool) ->
 /// none) and the running value at its end (the carry-out when it has a head; the open
 /// segment's part, from the identity, when not).
 #[derive(Clone, Copy)]
-struct Local<T> {
-    first: usize,
-    last: T,
+pub(super) struct Local<T> {
+    pub(super) first: usize,
+    pub(super) last: T,
 }
 
 /// Step 1 on one tile: `heads` are the absolute segment starts inside the tile (`a` is its
@@ -215,13 +238,22 @@ mod avx2 {
     }
 }
 
-fn local_in<T: Copy, M: Monoid<T>>(
+/// Step 1 on one tile: the AVX-512 kernels where the CPU, the type and the operator allow and
+/// `wide` is set, the portable code otherwise.
+fn local_in<T: Copy + 'static, M: Monoid<T> + 'static>(
     part: &mut [T],
     a: usize,
     form: Form<'_>,
     op: M,
     exclusive: bool,
+    wide: bool,
 ) -> Local<T> {
+    #[cfg(target_arch = "x86_64")]
+    if wide && let Some(l) = super::scan_avx512::local_in::<T, M>(part, a, form, exclusive) {
+        return l;
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = wide;
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above).
@@ -240,7 +272,7 @@ fn fix<T: Copy, M: Monoid<T>>(open: &mut [T], carry: T, op: M) {
 }
 
 /// Scans every segment in place. Lengths already checked.
-pub(crate) fn scan<T: Copy + Send + Sync, M: Monoid<T>>(
+pub(crate) fn scan<T: Copy + Send + Sync + 'static, M: Monoid<T> + 'static>(
     xs: &mut [T],
     segs: &Segments,
     op: M,
@@ -248,30 +280,39 @@ pub(crate) fn scan<T: Copy + Send + Sync, M: Monoid<T>>(
 ) -> Result<()> {
     match segs.form() {
         Form::Regular(0) => {}
-        // combine(identity, x) == x: an inclusive scan of one element changes nothing.
-        Form::Regular(1) if !exclusive => {}
+        // combine(identity, x) == x: an inclusive scan of one element changes nothing. Not for
+        // the built-in float operators, whose `combine(identity, x)` is not `x` for every NaN
+        // (`Min` ignores it, `Add` quiets a signalling one), as the sequential loop computes.
+        Form::Regular(1) if !exclusive && !is_float::<T>() => {}
         form => {
             let tile = (TILE_BYTES / size_of::<T>().max(1)).max(single::LANES);
             let parallel = xs.len() >= PAR_MIN && rayon::current_num_threads() > 1;
-            tiled(xs, form, op, exclusive, tile, parallel);
+            tiled(xs, form, op, exclusive, tile, parallel, true);
         }
     }
     Ok(())
 }
 
-/// The tiled scan with tiles of `tile` elements, on all threads or on this one.
-fn tiled<T: Copy + Send + Sync, M: Monoid<T>>(
+fn is_float<T: 'static>() -> bool {
+    use std::any::TypeId;
+    TypeId::of::<T>() == TypeId::of::<f32>() || TypeId::of::<T>() == TypeId::of::<f64>()
+}
+
+/// The tiled scan with tiles of `tile` elements, on all threads or on this one; `wide` lets
+/// the AVX-512 kernels run where the CPU has them.
+fn tiled<T: Copy + Send + Sync + 'static, M: Monoid<T> + 'static>(
     xs: &mut [T],
     form: Form<'_>,
     op: M,
     exclusive: bool,
     tile: usize,
     parallel: bool,
+    wide: bool,
 ) {
     if !parallel {
         let mut carry = op.identity();
         for (i, part) in xs.chunks_mut(tile).enumerate() {
-            let l = local_in(part, i * tile, form, op, exclusive);
+            let l = local_in(part, i * tile, form, op, exclusive, wide);
             fix(&mut part[..l.first], carry, op);
             carry = if l.first < part.len() { l.last } else { op.combine(carry, l.last) };
         }
@@ -293,7 +334,7 @@ fn tiled<T: Copy + Send + Sync, M: Monoid<T>>(
             // SAFETY: each ticket is handed out once, so tile `i` is this worker's alone, and
             // `xs` outlives the scope below.
             let part = unsafe { std::slice::from_raw_parts_mut(data.get().add(range.start), range.len()) };
-            let l = local_in(part, range.start, form, op, exclusive);
+            let l = local_in(part, range.start, form, op, exclusive, wide);
             let has_head = l.first < part.len();
             if has_head {
                 chain.publish(i, l.last);
@@ -323,15 +364,15 @@ fn tiled<T: Copy + Send + Sync, M: Monoid<T>>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::Add;
+    use crate::scan::{Add, Max, Min, Mul};
 
     /// The oracle: a plain loop over each segment, from the offsets.
-    fn oracle(xs: &[i64], segs: &Segments, exclusive: bool) -> Vec<i64> {
+    fn oracle<T: Copy>(xs: &[T], segs: &Segments, id: T, f: impl Fn(T, T) -> T, exclusive: bool) -> Vec<T> {
         let mut out = xs.to_vec();
         for w in segs.offsets().windows(2) {
-            let mut acc = 0i64;
+            let mut acc = id;
             for x in &mut out[w[0]..w[1]] {
-                let next = acc.wrapping_add(*x);
+                let next = f(acc, *x);
                 *x = if exclusive { acc } else { next };
                 acc = next;
             }
@@ -339,32 +380,202 @@ mod tests {
         out
     }
 
-    /// Tiny tiles on both the threaded and the single-thread path, so segments cross many
-    /// tiles, start exactly on tile boundaries, or fit many to a tile.
-    #[test]
-    fn tiled_scans_equal_the_per_segment_loop() {
+    /// Shapes for the tile tests: empty, empty segments, every short length as offsets and
+    /// regular, one long segment, mixed lengths, progressions that stop inside a tile.
+    fn shapes() -> Vec<Segments> {
         let mut shapes =
             vec![Segments::from_lengths(&[]).unwrap(), Segments::from_lengths(&[0, 0, 0]).unwrap()];
-        for len in [1usize, 2, 3, 7, 8, 13, 16, 17, 64, 97, 1000] {
+        for len in [1usize, 2, 3, 4, 7, 8, 13, 16, 17, 31, 64, 97, 1000] {
             shapes.push(Segments::regular(len, 2000 / len + 3));
             shapes.push(Segments::from_lengths(&vec![len; 2000 / len + 3]).unwrap());
         }
         shapes.push(Segments::from_lengths(&[4099]).unwrap());
         shapes.push(Segments::from_lengths(&(0..500).map(|i| (i * 7919) % 41).collect::<Vec<_>>()).unwrap());
         shapes.push(Segments::from_lengths(&[0, 5, 0, 0, 1, 300, 0, 2, 2, 0]).unwrap());
-        for segs in shapes {
-            let xs: Vec<i64> = (0..segs.len() as i64).map(|i| (i * 2654435761) % 2001 - 1000).collect();
-            for exclusive in [false, true] {
-                let want = oracle(&xs, &segs, exclusive);
-                for tile in [1, 7, 8, 16, 61, 256] {
-                    for parallel in [false, true] {
-                        let mut got = xs.clone();
-                        tiled(&mut got, segs.form(), Add, exclusive, tile, parallel);
-                        assert_eq!(
-                            got, want,
-                            "{segs:?} tile {tile} parallel {parallel} exclusive {exclusive}"
-                        );
+        let mut eights = vec![8usize; 200];
+        eights.push(1500);
+        eights.extend([8; 50]);
+        shapes.push(Segments::from_lengths(&eights).unwrap());
+        let mut ones = vec![1usize; 900];
+        ones[450] = 0;
+        ones.push(700);
+        shapes.push(Segments::from_lengths(&ones).unwrap());
+        shapes
+    }
+
+    /// Every tiling of `xs` (tiny tiles, so segments cross many tiles, start on tile
+    /// boundaries or fit many to a tile; threaded and not; the AVX-512 kernels and the
+    /// portable path) against `want`, compared by `eq`.
+    fn check_tilings<T: Copy + Send + Sync + std::fmt::Debug + 'static, M: Monoid<T> + 'static>(
+        xs: &[T],
+        segs: &Segments,
+        op: M,
+        exclusive: bool,
+        want: &[T],
+        eq: impl Fn(&T, &T) -> bool,
+    ) {
+        for tile in [1, 7, 8, 16, 61, 256, 4096] {
+            for parallel in [false, true] {
+                for wide in [false, true] {
+                    let mut got = xs.to_vec();
+                    tiled(&mut got, segs.form(), op, exclusive, tile, parallel, wide);
+                    let bad = got.iter().zip(want).position(|(g, w)| !eq(g, w));
+                    assert!(
+                        bad.is_none(),
+                        "{segs:?} tile {tile} parallel {parallel} wide {wide} exclusive {exclusive}: at {bad:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    fn same<T: PartialEq>(a: &T, b: &T) -> bool {
+        a == b
+    }
+
+    #[test]
+    fn tiled_scans_equal_the_per_segment_loop() {
+        for segs in shapes() {
+            let n = segs.len();
+            let i64s: Vec<i64> = (0..n as i64).map(|i| (i * 2654435761) % 2001 - 1000).collect();
+            let u32s: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761) >> 7).collect();
+            let i32s: Vec<i32> = u32s.iter().map(|&x| x as i32 % 1000).collect();
+            let u64s: Vec<u64> = (0..n as u64).map(|i| i.wrapping_mul(0x9E3779B97F4A7C15)).collect();
+            let f32s: Vec<f32> = i64s.iter().map(|&x| x as f32 * 0.37).collect();
+            let f64s: Vec<f64> = i64s.iter().map(|&x| x as f64 * 0.37).collect();
+            let bits32 = |a: &f32, b: &f32| a.to_bits() == b.to_bits();
+            let bits64 = |a: &f64, b: &f64| a.to_bits() == b.to_bits();
+            for ex in [false, true] {
+                check_tilings(&i64s, &segs, Add, ex, &oracle(&i64s, &segs, 0, i64::wrapping_add, ex), same);
+                check_tilings(&u64s, &segs, Add, ex, &oracle(&u64s, &segs, 0, u64::wrapping_add, ex), same);
+                check_tilings(&u64s, &segs, Mul, ex, &oracle(&u64s, &segs, 1, u64::wrapping_mul, ex), same);
+                check_tilings(&u64s, &segs, Min, ex, &oracle(&u64s, &segs, u64::MAX, u64::min, ex), same);
+                check_tilings(&i64s, &segs, Max, ex, &oracle(&i64s, &segs, i64::MIN, i64::max, ex), same);
+                check_tilings(&i32s, &segs, Add, ex, &oracle(&i32s, &segs, 0, i32::wrapping_add, ex), same);
+                check_tilings(&i32s, &segs, Mul, ex, &oracle(&i32s, &segs, 1, i32::wrapping_mul, ex), same);
+                check_tilings(&i32s, &segs, Min, ex, &oracle(&i32s, &segs, i32::MAX, i32::min, ex), same);
+                check_tilings(&u32s, &segs, Max, ex, &oracle(&u32s, &segs, 0, u32::max, ex), same);
+                check_tilings(&u32s, &segs, Add, ex, &oracle(&u32s, &segs, 0, u32::wrapping_add, ex), same);
+                let want = oracle(&f32s, &segs, f32::INFINITY, f32::min, ex);
+                check_tilings(&f32s, &segs, Min, ex, &want, bits32);
+                let want = oracle(&f64s, &segs, f64::NEG_INFINITY, f64::max, ex);
+                check_tilings(&f64s, &segs, Max, ex, &want, bits64);
+                // Sums of multiples of 0.37 of small integers: not exact in every order, so
+                // within rounding of the running sum of magnitudes.
+                let want = oracle(&f32s, &segs, -0.0, |a, b| a + b, ex);
+                let mags: Vec<f32> = f32s.iter().map(|x| x.abs()).collect();
+                let mags = oracle(&mags, &segs, 0.0, |a, b| a + b, ex);
+                for tile in [7, 256] {
+                    for wide in [false, true] {
+                        let mut got = f32s.clone();
+                        tiled(&mut got, segs.form(), Add, ex, tile, true, wide);
+                        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                            assert!(
+                                (g - w).abs() <= 1e-5 * (1.0 + mags[i]),
+                                "{segs:?} f32 Add at {i}: {g} vs {w}"
+                            );
+                        }
                     }
+                }
+            }
+        }
+    }
+
+    /// NaNs: `Min`/`Max` ignore them, as the sequential loop does (a segment of NaNs scans to
+    /// the identity), on both paths; one-element segments included.
+    #[test]
+    fn float_min_max_ignore_nans_like_the_loop() {
+        for segs in shapes() {
+            let n = segs.len();
+            let xs: Vec<f32> = (0..n)
+                .map(|i| if i % 3 == 0 || i % 7 == 1 { f32::NAN } else { (i as f32 * 0.61).sin() })
+                .collect();
+            for ex in [false, true] {
+                let bits = |a: &f32, b: &f32| a.to_bits() == b.to_bits();
+                check_tilings(&xs, &segs, Min, ex, &oracle(&xs, &segs, f32::INFINITY, f32::min, ex), bits);
+                check_tilings(
+                    &xs,
+                    &segs,
+                    Max,
+                    ex,
+                    &oracle(&xs, &segs, f32::NEG_INFINITY, f32::max, ex),
+                    bits,
+                );
+                let mut got = xs.clone();
+                scan(&mut got, &segs, Min, ex).unwrap();
+                let want = oracle(&xs, &segs, f32::INFINITY, f32::min, ex);
+                assert!(got.iter().zip(&want).all(|(g, w)| g.to_bits() == w.to_bits()), "{segs:?} scan()");
+            }
+        }
+    }
+
+    /// The documented float order of the AVX-512 kernels, written out lane by lane: blocks of
+    /// `w` aligned to the tile's start, a Kogge-Stone network per segment part from its first
+    /// element in the block, `(running or identity) ⊕ network value` per lane, the running value
+    /// from block to block, and `carry ⊕ local` over a tile's part before its first head.
+    fn documented_order(xs: &[f32], segs: &Segments, tile: usize, w: usize, exclusive: bool) -> Vec<f32> {
+        let heads = segs.head_flags();
+        let mut out = xs.to_vec();
+        let mut carry = -0.0f32;
+        for t0 in (0..xs.len()).step_by(tile) {
+            let t1 = (t0 + tile).min(xs.len());
+            let mut run = -0.0f32;
+            let mut last = run;
+            for b0 in (t0..t1).step_by(w) {
+                let lanes = (t1 - b0).min(w);
+                let head = |i: usize| i < lanes && heads[b0 + i];
+                let mut v: Vec<f32> = (0..w).map(|i| if i < lanes { xs[b0 + i] } else { -0.0 }).collect();
+                let mut d = 1;
+                while d < w {
+                    let prev = v.clone();
+                    for i in d..w {
+                        if !(i + 1 - d..=i).any(head) {
+                            v[i] = prev[i - d] + prev[i];
+                        }
+                    }
+                    d *= 2;
+                }
+                let first = (0..w).find(|&i| head(i)).unwrap_or(w);
+                let incl: Vec<f32> =
+                    (0..w).map(|i| if i < first { run + v[i] } else { -0.0 + v[i] }).collect();
+                for i in 0..lanes {
+                    out[b0 + i] = match (exclusive, head(i), i) {
+                        (false, _, _) => incl[i],
+                        (true, true, _) => -0.0,
+                        (true, false, 0) => run,
+                        (true, false, _) => incl[i - 1],
+                    };
+                }
+                last = incl[lanes - 1];
+                run = if first < w { -0.0 + v[w - 1] } else { run + v[w - 1] };
+            }
+            let first = (t0..t1).find(|&i| heads[i]).unwrap_or(t1);
+            for x in &mut out[t0..first] {
+                *x += carry;
+            }
+            carry = if first < t1 { last } else { carry + last };
+        }
+        out
+    }
+
+    /// The AVX-512 kernels' float sums reproduce the documented order bit for bit.
+    #[test]
+    fn avx512_float_sums_follow_the_documented_order() {
+        #[cfg(target_arch = "x86_64")]
+        if !super::super::scan_avx512::available() {
+            return;
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        return;
+        for segs in shapes() {
+            let xs: Vec<f32> = (0..segs.len()).map(|i| ((i as f32) * 0.731).sin() * 1e3).collect();
+            for ex in [false, true] {
+                for tile in [16, 48, 256] {
+                    let want = documented_order(&xs, &segs, tile, 16, ex);
+                    let mut got = xs.clone();
+                    tiled(&mut got, segs.form(), Add, ex, tile, false, true);
+                    let bad = got.iter().zip(&want).position(|(g, w)| g.to_bits() != w.to_bits());
+                    assert!(bad.is_none(), "{segs:?} tile {tile} exclusive {ex}: at {bad:?}");
                 }
             }
         }
