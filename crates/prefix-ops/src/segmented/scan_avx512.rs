@@ -73,10 +73,11 @@ trait Lanes: Copy {
     }
 }
 
-/// The lane operations of 32-bit lanes, shared by every 4-byte kernel.
-macro_rules! lanes32 {
-    () => {
-        const W: usize = 16;
+/// The lane operations of `$w` lanes of one width, named by that width's intrinsics; shifts
+/// by `d` in {1, 2, 4, 8} (below `$w`) bring lane `i - d` to lane `i`.
+macro_rules! lanes {
+    ($w:literal, $mask:ty, $loadm:ident, $storem:ident, $alignr:ident, $permute:ident, $set1:ident, $blend:ident) => {
+        const W: usize = $w;
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn load(p: *const Self::T) -> __m512i {
@@ -93,113 +94,77 @@ macro_rules! lanes32 {
         #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn load_masked(p: *const Self::T, k: u32, fill: __m512i) -> __m512i {
             // SAFETY: the caller's pointer is valid for the lanes in `k`; masked-off lanes are not touched.
-            unsafe { _mm512_mask_loadu_epi32(fill, k as __mmask16, p.cast()) }
+            unsafe { $loadm(fill, k as $mask, p.cast()) }
         }
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn store_masked(p: *mut Self::T, k: u32, v: __m512i) {
             // SAFETY: as in `load_masked`.
-            unsafe { _mm512_mask_storeu_epi32(p.cast(), k as __mmask16, v) }
+            unsafe { $storem(p.cast(), k as $mask, v) }
         }
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn shift_up(v: __m512i, d: usize) -> __m512i {
-            match d {
-                1 => _mm512_alignr_epi32::<15>(v, v),
-                2 => _mm512_alignr_epi32::<14>(v, v),
-                4 => _mm512_alignr_epi32::<12>(v, v),
-                _ => _mm512_alignr_epi32::<8>(v, v),
-            }
+            // SAFETY: same contract (AVX-512 enabled here).
+            unsafe { Self::shift_fill(v, v, d) }
         }
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn shift_fill(v: __m512i, fill: __m512i, d: usize) -> __m512i {
             match d {
-                1 => _mm512_alignr_epi32::<15>(v, fill),
-                2 => _mm512_alignr_epi32::<14>(v, fill),
-                4 => _mm512_alignr_epi32::<12>(v, fill),
-                _ => _mm512_alignr_epi32::<8>(v, fill),
+                1 => $alignr::<{ $w - 1 }>(v, fill),
+                2 => $alignr::<{ $w - 2 }>(v, fill),
+                4 => $alignr::<{ $w - 4 }>(v, fill),
+                _ => $alignr::<{ $w - 8 }>(v, fill),
             }
         }
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn shift_in(v: __m512i, c: __m512i) -> __m512i {
-            _mm512_alignr_epi32::<15>(v, c)
+            $alignr::<{ $w - 1 }>(v, c)
         }
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn broadcast_last(v: __m512i) -> __m512i {
-            _mm512_permutexvar_epi32(_mm512_set1_epi32(15), v)
+            $permute($set1($w - 1), v)
         }
         #[inline]
         #[target_feature(enable = "avx512f,avx512dq")]
         unsafe fn blend(k: u32, a: __m512i, b: __m512i) -> __m512i {
-            _mm512_mask_blend_epi32(k as __mmask16, a, b)
+            $blend(k as $mask, a, b)
         }
+    };
+}
+
+/// The lane operations of 32-bit lanes, shared by every 4-byte kernel.
+macro_rules! lanes32 {
+    () => {
+        lanes!(
+            16,
+            __mmask16,
+            _mm512_mask_loadu_epi32,
+            _mm512_mask_storeu_epi32,
+            _mm512_alignr_epi32,
+            _mm512_permutexvar_epi32,
+            _mm512_set1_epi32,
+            _mm512_mask_blend_epi32
+        );
     };
 }
 
 /// The lane operations of 64-bit lanes.
 macro_rules! lanes64 {
     () => {
-        const W: usize = 8;
-        #[inline]
-        #[target_feature(enable = "avx512f,avx512dq")]
-        unsafe fn load(p: *const Self::T) -> __m512i {
-            // SAFETY: the caller gives a pointer valid for 64 bytes and a CPU with AVX-512F.
-            unsafe { _mm512_loadu_si512(p.cast()) }
-        }
-        #[inline]
-        #[target_feature(enable = "avx512f,avx512dq")]
-        unsafe fn store(p: *mut Self::T, v: __m512i) {
-            // SAFETY: as in `load`.
-            unsafe { _mm512_storeu_si512(p.cast(), v) }
-        }
-        #[inline]
-        #[target_feature(enable = "avx512f,avx512dq")]
-        unsafe fn load_masked(p: *const Self::T, k: u32, fill: __m512i) -> __m512i {
-            // SAFETY: the caller's pointer is valid for the lanes in `k`; masked-off lanes are not touched.
-            unsafe { _mm512_mask_loadu_epi64(fill, k as __mmask8, p.cast()) }
-        }
-        #[inline]
-        #[target_feature(enable = "avx512f,avx512dq")]
-        unsafe fn store_masked(p: *mut Self::T, k: u32, v: __m512i) {
-            // SAFETY: as in `load_masked`.
-            unsafe { _mm512_mask_storeu_epi64(p.cast(), k as __mmask8, v) }
-        }
-        #[inline]
-        #[target_feature(enable = "avx512f,avx512dq")]
-        unsafe fn shift_up(v: __m512i, d: usize) -> __m512i {
-            match d {
-                1 => _mm512_alignr_epi64::<7>(v, v),
-                2 => _mm512_alignr_epi64::<6>(v, v),
-                _ => _mm512_alignr_epi64::<4>(v, v),
-            }
-        }
-        #[inline]
-        #[target_feature(enable = "avx512f,avx512dq")]
-        unsafe fn shift_fill(v: __m512i, fill: __m512i, d: usize) -> __m512i {
-            match d {
-                1 => _mm512_alignr_epi64::<7>(v, fill),
-                2 => _mm512_alignr_epi64::<6>(v, fill),
-                _ => _mm512_alignr_epi64::<4>(v, fill),
-            }
-        }
-        #[inline]
-        #[target_feature(enable = "avx512f,avx512dq")]
-        unsafe fn shift_in(v: __m512i, c: __m512i) -> __m512i {
-            _mm512_alignr_epi64::<7>(v, c)
-        }
-        #[inline]
-        #[target_feature(enable = "avx512f,avx512dq")]
-        unsafe fn broadcast_last(v: __m512i) -> __m512i {
-            _mm512_permutexvar_epi64(_mm512_set1_epi64(7), v)
-        }
-        #[inline]
-        #[target_feature(enable = "avx512f,avx512dq")]
-        unsafe fn blend(k: u32, a: __m512i, b: __m512i) -> __m512i {
-            _mm512_mask_blend_epi64(k as __mmask8, a, b)
-        }
+        lanes!(
+            8,
+            __mmask8,
+            _mm512_mask_loadu_epi64,
+            _mm512_mask_storeu_epi64,
+            _mm512_alignr_epi64,
+            _mm512_permutexvar_epi64,
+            _mm512_set1_epi64,
+            _mm512_mask_blend_epi64
+        );
     };
 }
 
