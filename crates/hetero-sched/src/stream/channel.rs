@@ -145,6 +145,20 @@ impl<T: Send> Wake for Chan<T> {
 }
 
 impl<T: Item> Chan<T> {
+    /// Publishes `n` items by `put` (which returns the new published count) and wakes the
+    /// receiver if it waits for them; nothing is published when the run was stopped or the
+    /// receiver is gone.
+    fn deliver(&self, n: usize, put: impl FnOnce() -> usize) -> Result<()> {
+        if self.run.is_cancelled() {
+            return Err(StreamError::Cancelled);
+        }
+        if !self.receiver_alive.load(Ordering::Acquire) {
+            return finish_publish(false, n);
+        }
+        self.wake_for(put());
+        finish_publish(true, n)
+    }
+
     /// After a publication that reached position `pos`: wakes the receiver if it is parked
     /// waiting for at most `pos` (the producer's half of the handshake described above).
     fn wake_for(&self, pos: usize) {
@@ -302,15 +316,7 @@ impl<T: Item> Sender<T> {
     /// commits, and broadcasts, copy.
     fn publish_staged(&mut self, k: usize) -> Result<()> {
         if let ([t], true) = (&*self.targets, 4 * k >= CHUNK) {
-            if t.run.is_cancelled() {
-                return Err(StreamError::Cancelled);
-            }
-            if !t.receiver_alive.load(Ordering::Acquire) {
-                return finish_publish(false, k);
-            }
-            let pos = t.storage.push_buffer(&mut self.staging, k);
-            t.wake_for(pos);
-            return finish_publish(true, k);
+            return t.deliver(k, || t.storage.push_buffer(&mut self.staging, k));
         }
         let staged = std::mem::take(&mut self.staging);
         let out = self.push(&staged[..k]);
@@ -370,17 +376,7 @@ enum Place<'a, T: Item> {
 impl<T: Item> Place<'_, T> {
     fn publish(self, k: usize) -> Result<()> {
         match self {
-            Place::Direct { chan, res } => {
-                if chan.run.is_cancelled() {
-                    return Err(StreamError::Cancelled);
-                }
-                if !chan.receiver_alive.load(Ordering::Acquire) {
-                    return finish_publish(false, k);
-                }
-                let pos = res.commit(k);
-                chan.wake_for(pos);
-                finish_publish(true, k)
-            }
+            Place::Direct { chan, res } => chan.deliver(k, || res.commit(k)),
             Place::Staged(sender) => sender.publish_staged(k),
         }
     }
