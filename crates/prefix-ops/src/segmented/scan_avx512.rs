@@ -677,9 +677,7 @@ pub(super) fn available() -> bool {
     use std::sync::OnceLock;
     static OK: OnceLock<bool> = OnceLock::new();
     *OK.get_or_init(|| {
-        let capped = std::env::var("HETKIT_SEGSCAN_ISA")
-            .is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "avx2" | "scalar" | "portable"));
-        !capped
+        crate::sort::isa::env_cap("HETKIT_SEGSCAN_ISA") == crate::sort::isa::Isa::Avx512
             && std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512dq")
     })

@@ -20,16 +20,19 @@ pub(crate) enum Isa {
 /// `HETKIT_SORT_ISA`.
 pub(crate) fn isa() -> Isa {
     static ISA: OnceLock<Isa> = OnceLock::new();
-    *ISA.get_or_init(|| {
-        let cap = std::env::var("HETKIT_SORT_ISA").ok().and_then(|v| parse(&v)).unwrap_or(Isa::Avx512);
-        detected().min(cap)
-    })
+    *ISA.get_or_init(|| detected().min(env_cap("HETKIT_SORT_ISA")))
+}
+
+/// The cap the environment variable `var` names (`scalar`, `avx2`, `avx512`); no cap when it
+/// is unset or names none. Shared by every module that lets tests force its narrower paths.
+pub(crate) fn env_cap(var: &str) -> Isa {
+    std::env::var(var).ok().and_then(|v| parse(&v)).unwrap_or(Isa::Avx512)
 }
 
 /// The cap a value of `HETKIT_SORT_ISA` names; `None` (no cap) for anything else.
 fn parse(v: &str) -> Option<Isa> {
     match v.trim().to_ascii_lowercase().as_str() {
-        "scalar" | "none" => Some(Isa::Scalar),
+        "scalar" | "none" | "portable" => Some(Isa::Scalar),
         "avx2" => Some(Isa::Avx2),
         "avx512" | "avx512f" => Some(Isa::Avx512),
         _ => None,

@@ -47,7 +47,7 @@ mod avx512;
 mod cpu;
 pub mod emulate;
 pub mod gpu;
-mod isa;
+pub(crate) mod isa;
 mod key;
 pub mod network;
 mod quick;
