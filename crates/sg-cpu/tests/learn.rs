@@ -6,8 +6,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sg_core::{AdaptiveGrid, Basis, GridSpec};
 use sg_cpu::learn::{
-    AssembledOperator, MassMatrix, StreamTuning, StreamingOperator, SubspaceOperator, SubspaceTuning, UpDown,
-    density_rhs,
+    AssembledOperator, MassMatrix, StreamTuning, StreamingOperator, SubspaceOperator, SubspaceTuning,
+    TrieOperator, UpDown, density_rhs,
 };
 
 fn phi(basis: Basis, l: u32, i: u32, x: f64) -> f64 {
@@ -161,6 +161,72 @@ fn a_deep_sparse_grid_gives_the_dense_result() {
             check_all(&ladder, basis, &data(m, 2, m as u64));
         }
     }
+}
+
+/// `grid` with its points in reverse order (not the bijection's).
+fn reversed(grid: &AdaptiveGrid) -> AdaptiveGrid {
+    let (mut levels, mut indices) = (Vec::new(), Vec::new());
+    for g in (0..grid.len()).rev() {
+        levels.extend_from_slice(grid.levels_of(g));
+        indices.extend_from_slice(grid.indices_of(g));
+    }
+    AdaptiveGrid::from_points(grid.dim(), &levels, &indices).unwrap()
+}
+
+#[test]
+fn the_evaluation_trie_gives_the_dense_and_the_walks_results() {
+    // m = 1 (the evaluator's block-parallel variant), primes (a partial last tile), d = 1,
+    // level 1, and both point orders of the grid.
+    for (d, n, m) in
+        [(1, 1, 1), (1, 5, 1), (1, 5, 131), (2, 1, 7), (3, 4, 1), (3, 4, 257), (5, 3, 1031), (10, 2, 67)]
+    {
+        let spec = AdaptiveGrid::from_spec(&GridSpec::regular(d, n).unwrap()).unwrap();
+        let x = data(m, d, (d * 100 + m) as u64);
+        for grid in [reversed(&spec), spec] {
+            assert!(TrieOperator::supports(&grid, Basis::Linear));
+            let b = dense_b(&grid, Basis::Linear, &x);
+            let alpha: Vec<f64> = (0..grid.len()).map(|j| ((j * 37 % 11) as f64 - 5.0) / 3.0).collect();
+            let want = b.dot(&ndarray::Array1::from(alpha.clone())).to_vec();
+            let (mut trie, mut walk, mut stream) = (vec![f64::NAN; m], vec![0.0; m], vec![0.0; m]);
+            let op = TrieOperator::new(&grid, Basis::Linear, x.view()).unwrap();
+            assert_eq!((op.grid_len(), op.data_len()), (grid.len(), m));
+            op.mult(&alpha, &mut trie).unwrap();
+            SubspaceOperator::new(&grid, Basis::Linear, x.view(), SubspaceTuning::DEFAULT)
+                .unwrap()
+                .mult(&alpha, &mut walk)
+                .unwrap();
+            StreamingOperator::new(&grid, Basis::Linear, x.view(), StreamTuning::DEFAULT)
+                .unwrap()
+                .mult(&alpha, &mut stream)
+                .unwrap();
+            close(&trie, &want, 1e-13);
+            close(&trie, &walk, 1e-13);
+            close(&trie, &stream, 1e-13);
+        }
+    }
+}
+
+#[test]
+fn the_evaluation_trie_refuses_what_it_cannot_evaluate() {
+    let x = data(5, 2, 1);
+    let regular = AdaptiveGrid::from_spec(&GridSpec::regular(2, 3).unwrap()).unwrap();
+    assert!(!TrieOperator::supports(&regular, Basis::ModifiedLinear));
+    assert!(TrieOperator::new(&regular, Basis::ModifiedLinear, x.view()).is_err());
+    // Refined (not regular), and a regular grid less one point.
+    let refined = adaptive(2);
+    assert!(!TrieOperator::supports(&refined, Basis::Linear));
+    assert!(TrieOperator::new(&refined, Basis::Linear, x.view()).is_err());
+    let (mut levels, mut indices) = (Vec::new(), Vec::new());
+    for g in 1..regular.len() {
+        levels.extend_from_slice(regular.levels_of(g));
+        indices.extend_from_slice(regular.indices_of(g));
+    }
+    let holed = AdaptiveGrid::from_points(2, &levels, &indices).unwrap();
+    assert!(!TrieOperator::supports(&holed, Basis::Linear));
+    let op = TrieOperator::new(&regular, Basis::Linear, x.view()).unwrap();
+    assert!(op.mult(&vec![0.0; regular.len() + 1], &mut [0.0; 5]).is_err());
+    assert!(op.mult(&vec![0.0; regular.len()], &mut [0.0; 4]).is_err());
+    assert!(TrieOperator::new(&regular, Basis::Linear, ndarray::array![[0.5, 1.5]].view()).is_err());
 }
 
 #[test]

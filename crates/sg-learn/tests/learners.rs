@@ -4,10 +4,11 @@ use std::sync::Arc;
 
 use ndarray::{Array1, Array2, array};
 use sg_core::basis::hat_inner_product;
+use sg_cpu::learn::StreamTuning;
 use sg_learn::graph::{connected_components, knn_binned, knn_exact};
 use sg_learn::{
-    AdaptiveGrid, Basis, Clustering, CpuAssembled, CpuSubspace, DensityEstimator, GridSpec, Knn, LearnError,
-    Regressor, Regularization, adjusted_rand_index, datasets,
+    AdaptiveGrid, Basis, Clustering, CpuAlgorithm, CpuAssembled, CpuStreaming, CpuSubspace, DataOperator,
+    DensityEstimator, GridSpec, Knn, LearnError, Regressor, Regularization, adjusted_rand_index, datasets,
 };
 
 /// Solves `A x = b` by Gaussian elimination with partial pivoting.
@@ -138,6 +139,59 @@ fn regression_equals_the_dense_normal_equations() {
                 }
             }
         }
+    }
+}
+
+/// The streaming operator for both products, without the evaluation trie: the backend as it
+/// was before `CpuStreaming` took `B α` from the trie on regular grids.
+#[derive(Debug)]
+struct PureStreaming;
+
+impl sg_learn::Backend for PureStreaming {
+    fn name(&self) -> &'static str {
+        "pure-streaming"
+    }
+    fn data_operator<'a>(
+        &'a self,
+        grid: &'a AdaptiveGrid,
+        basis: Basis,
+        x: ndarray::ArrayView2<'a, f64>,
+    ) -> sg_learn::Result<Box<dyn DataOperator + 'a>> {
+        Ok(Box::new(CpuStreaming::build(grid, basis, x, StreamTuning::DEFAULT)?))
+    }
+}
+
+#[test]
+fn streaming_through_the_evaluation_trie_fits_and_predicts_as_before() {
+    // m = 1 and primes, d = 1, level 1: the trie's awkward sizes; every fit to 1e-13.
+    for (d, n, m) in [(1, 1, 1), (1, 5, 13), (2, 1, 7), (2, 4, 1), (3, 3, 97), (5, 2, 31)] {
+        let grid = AdaptiveGrid::from_spec(&GridSpec::regular(d, n).unwrap()).unwrap();
+        let x = sample(m, d, 4);
+        let y: Array1<f64> = x.rows().into_iter().map(|r| (3.0 * r[0]).sin() + r[d - 1]).collect();
+        let xt = sample(29, d, 9);
+        let fit = |backend: Backend| {
+            let r = Regressor::with_grid(grid.clone()).basis(Basis::Linear).lambda(1e-3);
+            let model =
+                r.tolerance(1e-13).max_iterations(1000).backend(backend).fit(x.view(), y.view()).unwrap();
+            assert!(model.report().converged, "{:?}", model.report());
+            let predicted = model.predict(xt.view()).unwrap();
+            (model.alpha().to_vec(), predicted.to_vec())
+        };
+        let (alpha, predicted) = fit(Arc::new(CpuStreaming::default()));
+        for backend in [Arc::new(PureStreaming) as Backend, Arc::new(CpuSubspace::default())] {
+            let (want_alpha, want_predicted) = fit(backend);
+            let scale = want_alpha.iter().fold(1.0f64, |s, v| s.max(v.abs()));
+            for (p, q) in alpha.iter().zip(&want_alpha).chain(predicted.iter().zip(&want_predicted)) {
+                assert!((p - q).abs() < 1e-9 * scale, "d {d}, n {n}, m {m}: {p} vs {q}");
+            }
+        }
+        let est =
+            DensityEstimator::with_grid(grid.clone()).lambda(1e-3).tolerance(1e-13).max_iterations(1000);
+        let trie = est.clone().backend(Arc::new(CpuStreaming::default())).fit(x.view()).unwrap();
+        let pure = est.backend(Arc::new(PureStreaming)).fit(x.view()).unwrap();
+        let (f, g) = (trie.evaluate(xt.view()).unwrap(), pure.evaluate(xt.view()).unwrap());
+        let scale = g.iter().fold(1.0f64, |s, v| s.max(v.abs()));
+        assert!(f.iter().zip(&g).all(|(p, q)| (p - q).abs() < 1e-12 * scale), "density d {d}, n {n}");
     }
 }
 

@@ -3,9 +3,11 @@
 //! algorithm ([`SubspaceOperator`]), the L2 mass-matrix product (pairwise: [`MassMatrix`];
 //! up-down, linear in `N`: [`UpDown`], which also applies the Laplacian) and the
 //! density right-hand side ([`density_rhs`]); [`AssembledOperator`] stores `B` (sparse, by one
-//! subspace walk) for the repeated products of a solve when it fits in memory. `B_ij = φ_j(x_i)` is `m × N`, rows are data
-//! points. Grids are [`AdaptiveGrid`]s (a regular grid converts with
-//! [`AdaptiveGrid::from_spec`]); both bases of [`Basis`] are supported.
+//! subspace walk) for the repeated products of a solve when it fits in memory;
+//! [`TrieOperator`] computes `B α` on a regular grid of linear hats by the batched
+//! evaluation's trie. `B_ij = φ_j(x_i)` is `m × N`, rows are data points. Grids are
+//! [`AdaptiveGrid`]s (a regular grid converts with [`AdaptiveGrid::from_spec`]); both bases
+//! of [`Basis`] are supported.
 //!
 //! ```
 //! use sg_core::{AdaptiveGrid, Basis, GridSpec};
@@ -28,6 +30,7 @@ mod assembled;
 mod mass;
 mod streaming;
 mod subspace;
+mod trie;
 mod tuning;
 mod updown;
 
@@ -35,6 +38,7 @@ pub use assembled::AssembledOperator;
 pub use mass::{MassMatrix, density_rhs};
 pub use streaming::StreamingOperator;
 pub use subspace::{MISSING, SubspaceOperator};
+pub use trie::TrieOperator;
 pub use tuning::{STREAM_KERNEL, SUBSPACE_KERNEL, StreamTuning, SubspaceTuning};
 pub use updown::UpDown;
 
