@@ -165,12 +165,8 @@ fn a_deep_sparse_grid_gives_the_dense_result() {
 
 /// `grid` with its points in reverse order (not the bijection's).
 fn reversed(grid: &AdaptiveGrid) -> AdaptiveGrid {
-    let (mut levels, mut indices) = (Vec::new(), Vec::new());
-    for g in (0..grid.len()).rev() {
-        levels.extend_from_slice(grid.levels_of(g));
-        indices.extend_from_slice(grid.indices_of(g));
-    }
-    AdaptiveGrid::from_points(grid.dim(), &levels, &indices).unwrap()
+    let rev = |v: &[u32]| v.chunks(grid.dim()).rev().flatten().copied().collect::<Vec<_>>();
+    AdaptiveGrid::from_points(grid.dim(), &rev(grid.levels()), &rev(grid.indices())).unwrap()
 }
 
 #[test]
@@ -216,12 +212,7 @@ fn the_evaluation_trie_refuses_what_it_cannot_evaluate() {
     let refined = adaptive(2);
     assert!(!TrieOperator::supports(&refined, Basis::Linear));
     assert!(TrieOperator::new(&refined, Basis::Linear, x.view()).is_err());
-    let (mut levels, mut indices) = (Vec::new(), Vec::new());
-    for g in 1..regular.len() {
-        levels.extend_from_slice(regular.levels_of(g));
-        indices.extend_from_slice(regular.indices_of(g));
-    }
-    let holed = AdaptiveGrid::from_points(2, &levels, &indices).unwrap();
+    let holed = AdaptiveGrid::from_points(2, &regular.levels()[2..], &regular.indices()[2..]).unwrap();
     assert!(!TrieOperator::supports(&holed, Basis::Linear));
     let op = TrieOperator::new(&regular, Basis::Linear, x.view()).unwrap();
     assert!(op.mult(&vec![0.0; regular.len() + 1], &mut [0.0; 5]).is_err());

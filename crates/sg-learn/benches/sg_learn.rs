@@ -152,12 +152,8 @@ fn setups(
 
 /// `grid` with its points in reverse order.
 fn reversed(grid: &AdaptiveGrid) -> AdaptiveGrid {
-    let (mut levels, mut indices) = (Vec::new(), Vec::new());
-    for g in (0..grid.len()).rev() {
-        levels.extend_from_slice(grid.levels_of(g));
-        indices.extend_from_slice(grid.indices_of(g));
-    }
-    AdaptiveGrid::from_points(grid.dim(), &levels, &indices).unwrap()
+    let rev = |v: &[u32]| v.chunks(grid.dim()).rev().flatten().copied().collect::<Vec<_>>();
+    AdaptiveGrid::from_points(grid.dim(), &rev(grid.levels()), &rev(grid.indices())).unwrap()
 }
 
 criterion_group!(benches, operators, friedman_iteration, trie_mult);
