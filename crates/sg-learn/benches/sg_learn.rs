@@ -12,6 +12,7 @@ use sg_cpu::learn::{
     AssembledOperator, StreamTuning, StreamingOperator, SubspaceOperator, SubspaceTuning, TrieOperator,
 };
 use sg_learn::datasets::friedman1;
+use sg_learn::{Backend, CpuAssembled};
 
 fn operators(c: &mut Criterion) {
     let mut group = c.benchmark_group("learn_operators");
@@ -156,5 +157,33 @@ fn reversed(grid: &AdaptiveGrid) -> AdaptiveGrid {
     AdaptiveGrid::from_points(grid.dim(), &rev(grid.levels()), &rev(grid.indices())).unwrap()
 }
 
-criterion_group!(benches, operators, friedman_iteration, trie_mult);
+/// A fitted model's values at `m` points (one `B α`) through the default backend: assembling
+/// `B` for it, as `Backend::evaluate` did before, against its one subspace walk now.
+fn predict(c: &mut Criterion) {
+    let mut group = c.benchmark_group("learn_predict");
+    group.sample_size(10);
+    for (d, n, m) in [(5, 5, 20_000), (10, 4, 20_000)] {
+        let grid = AdaptiveGrid::from_spec(&GridSpec::regular(d, n).unwrap()).unwrap();
+        let (x, _) = friedman1(m, 0.0, 1);
+        let x = x.slice(ndarray::s![.., 0..d]).to_owned();
+        let alpha: Vec<f64> = (0..grid.len()).map(|j| (j as f64).sin()).collect();
+        let mut out = vec![0.0; m];
+        let backend = CpuAssembled::default();
+        let label = format!("d{d}_n{n}_N{}_m{m}", grid.len());
+        for basis in [Basis::Linear, Basis::ModifiedLinear] {
+            let id = |what: &str| BenchmarkId::new(format!("{what}_{basis:?}"), &label);
+            group.bench_function(id("assembled_then_mult"), |bch| {
+                bch.iter(|| {
+                    backend.data_operator(&grid, basis, x.view()).unwrap().mult(black_box(&alpha), &mut out)
+                })
+            });
+            group.bench_function(id("evaluate"), |bch| {
+                bch.iter(|| backend.evaluate(&grid, basis, black_box(&alpha), x.view(), &mut out))
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, operators, friedman_iteration, trie_mult, predict);
 criterion_main!(benches);

@@ -71,6 +71,22 @@ pub trait Backend: Send + Sync + Debug {
         basis: Basis,
         x: ArrayView2<'a, f64>,
     ) -> Result<Box<dyn DataOperator + 'a>>;
+    /// `out = B α` once, for a fitted model's values at `x`: by default one product of
+    /// [`data_operator`](Self::data_operator)'s operator.
+    ///
+    /// # Errors
+    /// As [`data_operator`](Self::data_operator).
+    fn evaluate(
+        &self,
+        grid: &AdaptiveGrid,
+        basis: Basis,
+        alpha: &[f64],
+        x: ArrayView2<'_, f64>,
+        out: &mut [f64],
+    ) -> Result<()> {
+        self.data_operator(grid, basis, x)?.mult(alpha, out)
+    }
+
     /// The mass matrix of `grid` (linear hats); by default `sg-cpu`'s up-down product
     /// ([`UpDown`], `O(2^d·N)`) on a consistent grid, else its pairwise one ([`MassMatrix`],
     /// `O(N²·d)`, which needs no ancestors).
@@ -295,6 +311,19 @@ impl Backend for CpuAssembled {
                 Box::new(walker)
             };
         Ok(op)
+    }
+
+    /// By the subspace walk: assembling `B` takes as long as 4–15 of the walk's products
+    /// (docs: learn/measured, `learn_trie`'s set-ups), which a single product never pays back.
+    fn evaluate(
+        &self,
+        grid: &AdaptiveGrid,
+        basis: Basis,
+        alpha: &[f64],
+        x: ArrayView2<'_, f64>,
+        out: &mut [f64],
+    ) -> Result<()> {
+        CpuSubspace { tuning: self.tuning }.evaluate(grid, basis, alpha, x, out)
     }
 
     fn mass_operator<'a>(&'a self, grid: &'a AdaptiveGrid) -> Result<Box<dyn MassOperator + 'a>> {

@@ -108,9 +108,8 @@ impl Expansion {
     /// `f` at the rows of `x` (`B α`).
     pub(crate) fn evaluate(&self, x: ArrayView2<'_, f64>) -> Result<Array1<f64>> {
         check_points_for(x, self.grid.dim())?;
-        let op = self.backend.data_operator(&self.grid, self.basis, x)?;
         let mut out = vec![0.0; x.nrows()];
-        op.mult(&self.alpha, &mut out)?;
+        self.backend.evaluate(&self.grid, self.basis, &self.alpha, x, &mut out)?;
         Ok(Array1::from_vec(out))
     }
 }

@@ -178,7 +178,9 @@ fn streaming_through_the_evaluation_trie_fits_and_predicts_as_before() {
             (model.alpha().to_vec(), predicted.to_vec())
         };
         let (alpha, predicted) = fit(Arc::new(CpuStreaming::default()));
-        for backend in [Arc::new(PureStreaming) as Backend, Arc::new(CpuSubspace::default())] {
+        let others: [Backend; 3] =
+            [Arc::new(PureStreaming), Arc::new(CpuSubspace::default()), Arc::new(CpuAssembled::default())];
+        for backend in others {
             let (want_alpha, want_predicted) = fit(backend);
             let scale = want_alpha.iter().fold(1.0f64, |s, v| s.max(v.abs()));
             for (p, q) in alpha.iter().zip(&want_alpha).chain(predicted.iter().zip(&want_predicted)) {
