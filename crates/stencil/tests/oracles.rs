@@ -149,7 +149,7 @@ fn twenty_seven_dyadic() -> Vec<([i32; 3], f64)> {
 }
 
 fn check_dyadic<T: Element>(points: &[([i32; 3], f64)], s: &Stencil<T>, sweeps: usize) {
-    for (seed, shape) in [(5, 9, 17), (7, 3, 4), (11, 13, 6), (1, 1, 1)].into_iter().enumerate() {
+    for (seed, shape) in [(5, 9, 17), (7, 3, 4), (11, 13, 6), (4, 7, 37), (1, 1, 1)].into_iter().enumerate() {
         let _ = seed;
         if shape.0 < 3 || shape.1 < 3 || shape.2 < 3 {
             // Too small: an error, never a panic.
