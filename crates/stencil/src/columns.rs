@@ -17,10 +17,10 @@
 //! [`Cube::point`], the reference the vector kernel equals bitwise), with no fused
 //! multiply-adds, so the result does not depend on blocks, threads, slabs or instruction set.
 //!
-//! The same walk for the 7- and 13-point stars (the centre plane's rows at `k` kept in
-//! registers: 4 r + 1 loads per point instead of 6 r + 1) was measured slower than the
-//! row-wise program on a loaded Zen 3 (the 7-point f32 by 10-40 %, the 13-point f64 by 25 %),
-//! and was dropped.
+//! The same walk for the 7- and 13-point stars (4 r + 1 loads per point instead of 6 r + 1,
+//! with the centre plane's rows as a moving window of registers, or with pending outputs
+//! carried as here) was measured slower than the row-wise program on a loaded Zen 3 (the
+//! 13-point f64 by 25-50 %), and was dropped.
 
 use crate::element::Element;
 use crate::simd::{Lanes, Scalar};
