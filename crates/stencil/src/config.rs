@@ -42,14 +42,18 @@ pub enum Order {
     /// [`Config::sequential`].
     Exact,
     /// Reassociated: rows of the neighbourhood with the same weights along axis 2 summed
-    /// first, then the terms sharing a weight summed and multiplied once (the isotropic
-    /// 27-point stencil: 4 multiplies and 14 adds per point instead of 27 and 26). Still no
+    /// first, then the terms sharing a weight summed and multiplied once (the 13-point
+    /// stencil: 3 multiplies and 12 adds per point instead of 13 and 12). The isotropic
+    /// 27-point stencil (one weight per number of non-zero offsets) is factored further: each
+    /// row's contributions to the outputs on its own row and one row away formed once and
+    /// shared (6 multiplies and 12 adds per point instead of 27 and 26). Still no
     /// fused multiply-adds, and one fixed order per point, so the result is the same for every
     /// block size, thread count, slab count and instruction set, and bitwise the exact order's
     /// on the dyadic oracles. Otherwise each sweep's point differs from the exact order's by at
     /// most `2 g_n sum_m |w_m x_m|`, `g_n = n u / (1 - n u)` (`n` points, `u` = 2^-24 for f32,
-    /// 2^-53 for f64): each order is within `g_n sum |w x|` of the true sum, since every product
-    /// passes through at most one multiply and `n - 1` adds on its way to the result. The default of
+    /// 2^-53 for f64): each order is within `g_n sum |w x|` of the true sum, since every input
+    /// value passes through at most one multiply and `n - 1` adds on its way to the result
+    /// (the factored 27-point form: at most 7 roundings on any path). The default of
     /// [`Config::cpu`], [`Config::slabs`] and the CPU side of [`Config::auto`].
     Fast,
 }

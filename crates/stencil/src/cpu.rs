@@ -79,7 +79,7 @@ pub(crate) fn sweep_reference<T: Element>(
                 .collect();
             for j in h1..n1 - h1 {
                 for k in h2..n2 - h2 {
-                    out[[p, j, k]] = program.point(&inputs, j * n2 + k);
+                    out[[p, j, k]] = program.point(&inputs, n2, j * n2 + k);
                 }
             }
         }

@@ -25,6 +25,7 @@
 //! # Ok::<(), stencil::StencilError>(())
 //! ```
 
+mod columns;
 mod config;
 mod cpu;
 mod element;

@@ -9,7 +9,10 @@
 //!   multiplied once. The isotropic 27-point stencil drops from 27 multiplies, 26 adds and 27
 //!   loads per point to 4 multiplies, 14 adds and 17 loads. Rounding differs from the exact
 //!   order (see `Order`), but the program fixes one order per point, so the result does not
-//!   depend on blocks, threads, slabs or instruction set.
+//!   depend on blocks, threads, slabs or instruction set. The isotropic 27-point stencil
+//!   (one weight per number of non-zero offsets) has its own fast order instead, computed a
+//!   column at a time with partial sums shared across planes and rows ([`crate::columns`]: 9
+//!   loads and 18 flops per point).
 //!
 //! A row is computed `U` vectors at a time (independent accumulators, so the add chains of
 //! neighbouring vectors overlap), in AVX-512, AVX2 or scalar lanes picked at run time; no
@@ -17,6 +20,7 @@
 //! row is recomputed as the row's final group (overlapping the previous one) instead of
 //! falling back to scalar code; the output is never an input, so recomputing is harmless.
 
+use crate::columns::Cube;
 use crate::config::Order;
 use crate::element::Element;
 use crate::plan::Plan;
@@ -33,7 +37,27 @@ pub(crate) struct Taps<T> {
     /// Grid shape and halo of the plan.
     pub(crate) shape: [usize; 3],
     pub(crate) halo: [usize; 3],
-    pub(crate) fast: Option<Program<T>>,
+    pub(crate) fast: Option<Fast<T>>,
+}
+
+/// The fast order of a stencil: the column kernel of the isotropic 27-point stencil
+/// ([`crate::columns`]), or the general reassociated program.
+#[derive(Debug, Clone)]
+pub(crate) enum Fast<T> {
+    Cube(Cube<T>),
+    Program(Program<T>),
+}
+
+impl<T: Element> Fast<T> {
+    /// The fast order at in-plane index `at` of the output plane whose input planes are
+    /// `inputs` (rows of `n2` points), one point at a time: the reference the vector kernels
+    /// equal bitwise.
+    pub(crate) fn point(&self, inputs: &[&[T]], n2: usize, at: usize) -> T {
+        match self {
+            Fast::Cube(cube) => cube.point(inputs, n2, at),
+            Fast::Program(p) => p.point(inputs, at),
+        }
+    }
 }
 
 /// What a summand of the fast order reads at a point: an input row, or a scratch row of
@@ -160,7 +184,10 @@ impl<T: Element> Taps<T> {
         let [_, n1, n2] = plan.shape;
         let h0 = plan.halo[0] as isize;
         let weight: Vec<T> = uniform.iter().map(|(_, w)| *w).collect();
-        let fast = (plan.order == Order::Fast).then(|| Program::of(&plan.offsets, &weight, plan.halo[0], n2));
+        let fast = (plan.order == Order::Fast).then(|| match Cube::of(&plan.offsets, &weight) {
+            Some(cube) => Fast::Cube(cube),
+            None => Fast::Program(Program::of(&plan.offsets, &weight, plan.halo[0], n2)),
+        });
         Some(Taps {
             plane: plan.offsets.iter().map(|d| (d[0] + h0) as usize).collect(),
             offset: plan.offsets.iter().map(|d| d[1] * n2 as isize + d[2]).collect(),
@@ -295,7 +322,11 @@ unsafe fn by_order<T: Element, V: Lanes, const U: usize>(
                     .collect();
                 exact_plane::<V, U>(taps, &base, &weights, planes[taps.halo[0]], dst, rows)
             }
-            Some(p) => {
+            Some(Fast::Cube(cube)) => {
+                let frame = crate::columns::Frame { planes, dst, n2: taps.shape[2], rows };
+                crate::columns::run::<V, U>(&cube.cast(), &frame)
+            }
+            Some(Fast::Program(p)) => {
                 let classes: Vec<(usize, V::E)> = p.classes.iter().map(|&(e, w)| (e, cast(w))).collect();
                 fast_plane::<T, V, U>(taps, p, &planes, &classes, dst, rows)
             }
@@ -338,7 +369,7 @@ unsafe fn exact_plane<V: Lanes, const U: usize>(
 
 /// Points from `p` to the next address aligned to a whole vector of `V` (0 when `p` is).
 #[inline(always)]
-fn skew<V: Lanes>(p: *const V::E) -> usize {
+pub(crate) fn skew<V: Lanes>(p: *const V::E) -> usize {
     let size = std::mem::size_of::<V::E>();
     let lanes = (p as usize / size) % V::N;
     (V::N - lanes) % V::N
@@ -346,7 +377,7 @@ fn skew<V: Lanes>(p: *const V::E) -> usize {
 
 /// The width of a group of points: `U` vectors, one vector, or one point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Width {
+pub(crate) enum Width {
     Big,
     One,
     Point,
@@ -361,7 +392,7 @@ enum Width {
 /// an unaligned vector access splits across two lines. An iterator rather than a closure
 /// taking each group: closures are not compiled for the kernels' instruction set, so the
 /// vector methods would not inline into them.
-struct Groups {
+pub(crate) struct Groups {
     q: usize,
     len: usize,
     big: usize,
@@ -371,7 +402,7 @@ struct Groups {
 
 impl Groups {
     #[inline(always)]
-    fn new(len: usize, big: usize, one: usize, skew: usize) -> Groups {
+    pub(crate) fn new(len: usize, big: usize, one: usize, skew: usize) -> Groups {
         if len < one {
             return Groups { q: 0, len, big: 1, one: 1, head: false };
         }

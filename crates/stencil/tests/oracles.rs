@@ -149,7 +149,7 @@ fn twenty_seven_dyadic() -> Vec<([i32; 3], f64)> {
 }
 
 fn check_dyadic<T: Element>(points: &[([i32; 3], f64)], s: &Stencil<T>, sweeps: usize) {
-    for (seed, shape) in [(5, 9, 17), (7, 3, 4), (11, 13, 6), (1, 1, 1)].into_iter().enumerate() {
+    for (seed, shape) in [(5, 9, 17), (7, 3, 4), (11, 13, 6), (4, 7, 37), (1, 1, 1)].into_iter().enumerate() {
         let _ = seed;
         if shape.0 < 3 || shape.1 < 3 || shape.2 < 3 {
             // Too small: an error, never a panic.
@@ -211,22 +211,29 @@ fn asymmetric_and_high_order_points_match_the_plain_loop() {
 fn non_dyadic_inputs_agree_bitwise_on_the_cpu_in_either_order() {
     // In either order, the CPU kernels evaluate every point in one fixed order without fused
     // multiply-adds: bitwise the sequential reference in that order.
-    let s = Stencil::<f32>::thirteen_point(0.3, 0.1, -0.07);
+    // The 13-point stencil (the general fast program) and the isotropic 27-point stencil (its
+    // column kernel).
+    let stencils = [
+        Stencil::<f32>::thirteen_point(0.3, 0.1, -0.07),
+        Stencil::<f32>::twenty_seven_point(0.3, 0.1, -0.07, 0.013),
+    ];
     let u = Array3::from_shape_fn((11, 12, 37), |(i, j, k)| ((i * j + k) as f32 * 0.731).sin());
-    for order in [Order::Exact, Order::Fast] {
-        let mut want = u.clone();
-        s.iterate(&mut want, 3, &Config::sequential().with_order(order)).unwrap();
-        for (name, cfg) in cpu_configs() {
-            let mut got = u.clone();
-            s.iterate(&mut got, 3, &cfg.with_order(order)).unwrap();
-            assert!(got == want, "{name} {order:?}");
+    for s in &stencils {
+        for order in [Order::Exact, Order::Fast] {
+            let mut want = u.clone();
+            s.iterate(&mut want, 3, &Config::sequential().with_order(order)).unwrap();
+            for (name, cfg) in cpu_configs() {
+                let mut got = u.clone();
+                s.iterate(&mut got, 3, &cfg.with_order(order)).unwrap();
+                assert!(got == want, "{} points, {name} {order:?}", s.num_points());
+            }
         }
+        // The orders differ on such data (else the fast order would not be reassociating).
+        let (mut a, mut b) = (u.clone(), u.clone());
+        s.iterate(&mut a, 3, &Config::cpu().with_order(Order::Exact)).unwrap();
+        s.iterate(&mut b, 3, &Config::cpu().with_order(Order::Fast)).unwrap();
+        assert!(a != b, "{} points", s.num_points());
     }
-    // The orders differ on such data (else the fast order would not be reassociating).
-    let (mut a, mut b) = (u.clone(), u.clone());
-    s.iterate(&mut a, 3, &Config::cpu().with_order(Order::Exact)).unwrap();
-    s.iterate(&mut b, 3, &Config::cpu().with_order(Order::Fast)).unwrap();
-    assert!(a != b);
 }
 
 #[test]

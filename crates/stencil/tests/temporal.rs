@@ -54,8 +54,8 @@ fn axis(r: i32) -> Vec<[i32; 3]> {
 }
 
 /// Point lists covering every kernel arm: 7, 13, 19 and 27 terms (compile-time term counts),
-/// 5 terms (the run-time count), an axis-0 halo of 2 with one-sided offsets, and no offset
-/// along axis 0 at all.
+/// the isotropic 27-point stencil (the fast order's column kernel), 5 terms (the run-time
+/// count), an axis-0 halo of 2 with one-sided offsets, and no offset along axis 0 at all.
 fn cases<T: Element>() -> Vec<(&'static str, Points<T>)> {
     let f = T::from_f64;
     let mut seven = vec![([0, 0, 0], f(0.31))];
@@ -63,6 +63,7 @@ fn cases<T: Element>() -> Vec<(&'static str, Points<T>)> {
     let mut thirteen = seven.clone();
     thirteen.extend(axis(2).into_iter().map(|d| (d, f(-0.027))));
     let mut twenty_seven = Vec::new();
+    let mut isotropic = Vec::new();
     let mut nineteen = Vec::new();
     for di in -1..=1 {
         for dj in -1..=1 {
@@ -71,6 +72,7 @@ fn cases<T: Element>() -> Vec<(&'static str, Points<T>)> {
                 let nz = d.iter().filter(|x| **x != 0).count();
                 let w = f([0.41, 0.093, -0.031, 0.0071][nz] + 0.001 * (di + 2 * dj + 3 * dk) as f64);
                 twenty_seven.push((d, w));
+                isotropic.push((d, f([0.41, 0.093, -0.031, 0.0071][nz])));
                 if nz < 3 {
                     nineteen.push((d, w));
                 }
@@ -90,6 +92,7 @@ fn cases<T: Element>() -> Vec<(&'static str, Points<T>)> {
         ("13", thirteen),
         ("19", nineteen),
         ("27", twenty_seven),
+        ("27 isotropic", isotropic),
         ("5 one-sided", five),
         ("no axis-0 offset", flat),
     ]
@@ -112,8 +115,9 @@ fn check<T: Element>() {
         let s = Stencil::from_points(&points).unwrap();
         let h = s.halo();
         let smallest = (2 * h[0] + 1, 2 * h[1] + 1, 2 * h[2] + 1);
-        // Rows of 1 point, of 65 or 63 (vector groups and a partial one), prime lengths, and
-        // rows of 203 points whose starts fall at every alignment (the aligned groups).
+        // Rows of 1 point, of 65 or 63 (vector groups and a partial one), prime lengths, rows
+        // of 203 points whose starts fall at every alignment (the aligned groups), and 41
+        // rows (a column walked through several bands).
         for shape in [
             smallest,
             (2 * h[0] + 2, 7, 2 * h[2] + 1),
@@ -121,6 +125,7 @@ fn check<T: Element>() {
             (17, 5, 11),
             (7, 19, 13),
             (2 * h[0] + 2, 2 * h[1] + 4, 203),
+            (2 * h[0] + 3, 41, 2 * h[2] + 35),
         ] {
             let u = field::<T>(shape);
             for sweeps in 1..=5 {
