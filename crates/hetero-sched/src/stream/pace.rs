@@ -28,7 +28,7 @@ use super::stats;
 /// the producer: about two cache lines of 4-byte items.
 pub(super) const NEAR: usize = 32;
 /// How long a receiver settles: at tens of nanoseconds per push, room for a run of items.
-pub(super) const SETTLE: Duration = Duration::from_micros(1);
+pub(super) const SETTLE: Duration = Duration::from_micros(2);
 /// The most looks skipped between two settles that do not pay.
 pub(super) const MAX_SKIP: u32 = 256;
 
