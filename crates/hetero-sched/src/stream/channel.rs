@@ -296,7 +296,10 @@ impl<T: Item> Sender<T> {
         {
             let this: &Sender<T> = self;
             let chan = &*this.targets[0];
-            return Slot { place: Some(Place::Direct { chan, res: chan.storage.reserve_alone(n) }), n };
+            // SAFETY: this sender is the only one (count 1) and is borrowed mutably by the
+            // slot, so no other producer can exist until the slot is gone.
+            let res = unsafe { chan.storage.reserve_alone(n) };
+            return Slot { place: Some(Place::Direct { chan, res }), n };
         }
         if self.staging.len() < n {
             self.staging.resize(n, T::default());

@@ -192,7 +192,12 @@ impl<T: Copy + Default + Send> Storage<T> {
     /// (the caller checks that it has no clones, and holds it exclusively while the
     /// reservation lives): then nobody else touches the tail (invariant 1), and an atomic
     /// read-modify-write per item is saved. A leaked reservation holds nothing.
-    pub(super) fn reserve_alone(&self, n: usize) -> Reservation<'_, T> {
+    ///
+    /// # Safety
+    /// The caller is the channel's only producer and stays so while the reservation lives:
+    /// no other `reserve`, `reserve_alone` or `push` on this storage may run until it is
+    /// committed or dropped.
+    pub(super) unsafe fn reserve_alone(&self, n: usize) -> Reservation<'_, T> {
         Self::make_room(TailGuard { storage: self, locked: false }, n)
     }
 
