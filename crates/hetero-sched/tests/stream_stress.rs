@@ -2,7 +2,10 @@
 //! producers (random batch sizes, `push` and `reserve`/`commit`, sizes that cross and exceed the
 //! storage's segments) is received exactly once and in each producer's order, whatever elastic
 //! `pop(min, max)` and `finalize(k)` the receiver uses; broadcasts give every receiver the whole
-//! stream; blocked receivers are released by cancellation and by the end of the stream.
+//! stream; blocked receivers are released by cancellation and by the end of the stream. Items
+//! sent one at a time reach a receiver that keeps catching up with its producer (and so paces its
+//! reads of the published count), and a lone sender's lock-free in-place slots interleave with
+//! the locked pushes of clones that come and go.
 
 use std::sync::mpsc;
 use std::thread;
@@ -285,4 +288,88 @@ fn a_leaked_slot_loses_its_items_but_blocks_nothing() {
         got
     });
     assert_eq!(got, [1, 2, 3, 4, 5]);
+}
+
+/// Sends items `seq..seq + count` of producer `id` one at a time, alternating at random between
+/// `push(&[x])` and an in-place `reserve(1)` (committed, or published by dropping the slot);
+/// returns the next sequence number.
+fn send_singles(tx: &mut Sender<u64>, id: u64, seq: u64, count: u64, rng: &mut ChaCha8Rng) -> u64 {
+    for s in seq..seq + count {
+        if rng.random_bool(0.5) {
+            tx.push(&[tag(id, s)]).expect("receiver alive");
+        } else {
+            let mut slot = tx.reserve(1);
+            slot[0] = tag(id, s);
+            if rng.random_bool(0.5) {
+                slot.commit(1).expect("1 <= 1");
+            }
+        }
+    }
+    seq + count
+}
+
+/// Pops one to three items at a time, sometimes consuming none of them (`finalize(0)`, so the
+/// same items come again) or only the first, until the end of the stream.
+fn consume_singles(rx: &mut Receiver<u64>, seed: u64) -> Vec<u64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::new();
+    while let Some(batch) = rx.pop(1, rng.random_range(1..=3)).expect("valid range") {
+        let k = match rng.random_range(0..10) {
+            0 => 0,
+            1 => 1,
+            _ => batch.len(),
+        };
+        out.extend_from_slice(&batch[..k]);
+        batch.finalize(k).expect("k <= len");
+    }
+    out
+}
+
+#[test]
+fn single_items_reach_a_receiver_that_keeps_up_with_the_producer() {
+    // The receiver is faster than the producer, so it keeps catching up with it and pacing its
+    // looks at the published count; the stream ends while it waits for more.
+    for seed in 0..4 {
+        let count = 100_000;
+        let received = bounded(Duration::from_secs(60), move || {
+            let (mut tx, mut rx) = Pipeline::new().channel::<u64>();
+            let producer = thread::spawn(move || {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                send_singles(&mut tx, 0, 0, count, &mut rng);
+            });
+            let out = consume_singles(&mut rx, seed + 50);
+            producer.join().expect("producer");
+            out
+        });
+        check_merge(&received, 1, count);
+    }
+}
+
+#[test]
+fn in_place_slots_of_a_lone_sender_interleave_with_clones_that_come_and_go() {
+    // Without clones, a slot owns the tail without taking the lock; a clone pushing from another
+    // thread takes it. Rounds alternate between the two, with the clone dropped (the sender is
+    // alone again) before the next round's lock-free slots.
+    let rounds = 300;
+    let per_round = 60;
+    let received = bounded(Duration::from_secs(60), move || {
+        let (mut tx, mut rx) = Pipeline::new().channel::<u64>();
+        let consumer = thread::spawn(move || consume_singles(&mut rx, 9));
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let (mut mine, mut theirs) = (0, 0);
+        for round in 0..rounds {
+            mine = send_singles(&mut tx, 0, mine, per_round / 2, &mut rng);
+            let mut clone = tx.clone();
+            let first = theirs;
+            let other = thread::spawn(move || {
+                let mut rng = ChaCha8Rng::seed_from_u64(round);
+                send_singles(&mut clone, 1, first, per_round, &mut rng)
+            });
+            mine = send_singles(&mut tx, 0, mine, per_round / 2, &mut rng);
+            theirs = other.join().expect("clone");
+        }
+        drop(tx);
+        consumer.join().expect("consumer")
+    });
+    check_merge(&received, 2, rounds * per_round);
 }

@@ -10,6 +10,10 @@
 //! or several receivers stages the slot in a buffer of its own and copies it in on commit, or,
 //! when large and for one receiver, moves the buffer in as a segment without copying.
 //!
+//! Pacing: a receiver that keeps catching up with its producer waits a moment before it reads
+//! the published count again, so that the two do not pass that count's cache line back and
+//! forth on every item ([`pace`](super::pace)).
+//!
 //! Blocking: a receiver that needs more items than are published spins briefly, then parks on a
 //! condition variable after announcing what it waits for in `want`. Both sides use the Dekker
 //! pattern with sequentially consistent operations (the receiver stores `want` and then reads
@@ -26,6 +30,7 @@ use std::time::{Duration, Instant};
 use crossbeam_utils::CachePadded;
 
 use super::error::{Result, StreamError};
+use super::pace::{self, Pace};
 use super::segments::{CHUNK, Head, Reservation, Storage};
 use super::stats;
 
@@ -283,14 +288,18 @@ impl<T: Item> Sender<T> {
     /// Hands out `n` items of channel memory to write in place; see [`Slot`]. The contents are
     /// unspecified (`T::default()` or earlier values) until written.
     pub fn reserve(&mut self, n: usize) -> Slot<'_, T> {
-        // With no clones (none can appear while the slot borrows this sender) nobody else takes
-        // the tail lock, so the slot may hold it for as long as the caller writes.
+        // With no clones (none can appear while the slot borrows this sender mutably, and the
+        // `Acquire` count orders every dropped clone's pushes before us) nobody else touches the
+        // tail, so the slot owns it without the lock for as long as the caller writes.
         if let [t] = &*self.targets
             && t.senders.load(Ordering::Acquire) == 1
         {
             let this: &Sender<T> = self;
             let chan = &*this.targets[0];
-            return Slot { place: Some(Place::Direct { chan, res: chan.storage.reserve_slot(n) }), n };
+            // SAFETY: this sender is the only one (count 1) and is borrowed mutably by the
+            // slot, so no other producer can exist until the slot is gone.
+            let res = unsafe { chan.storage.reserve_alone(n) };
+            return Slot { place: Some(Place::Direct { chan, res }), n };
         }
         if self.staging.len() < n {
             self.staging.resize(n, T::default());
@@ -367,7 +376,7 @@ pub struct Slot<'a, T: Item> {
 
 /// Where a slot's items are written.
 enum Place<'a, T: Item> {
-    /// In the tail segment of the only channel, with its tail lock held.
+    /// In the tail segment of the only channel, whose tail the slot owns.
     Direct { chan: &'a Chan<T>, res: Reservation<'a, T> },
     /// In the sender's staging buffer.
     Staged(&'a mut Sender<T>),
@@ -436,11 +445,13 @@ pub struct Receiver<T: Item> {
     /// `local[at..]`. Empty (`at == local.len()`) in the steady state of aligned batches.
     local: Vec<T>,
     at: usize,
+    /// When to look at the published count (see [`pace`](super::pace)).
+    pace: Pace,
 }
 
 impl<T: Item> Receiver<T> {
     fn new(chan: Arc<Chan<T>>, head: Head<T>) -> Self {
-        Receiver { chan, head, local: Vec::new(), at: 0 }
+        Receiver { chan, head, local: Vec::new(), at: 0, pace: Pace::default() }
     }
 
     /// Waits until at least `min` items are available (or the stream has ended), then returns up
@@ -462,14 +473,14 @@ impl<T: Item> Receiver<T> {
         let local = self.local.len() - self.at;
         let mut have = local + self.head.cached();
         if have < max {
-            have = local + self.head.refresh(&self.chan.storage);
+            have = local + self.look(have == 0);
         }
         if have < min {
             self.chan.wait(self.head.pos() + (min - local));
             if self.chan.run.is_cancelled() {
                 return Err(StreamError::Cancelled);
             }
-            have = local + self.head.refresh(&self.chan.storage);
+            have = local + self.look(false);
         }
         if have == 0 {
             return Ok(None);
@@ -481,6 +492,19 @@ impl<T: Item> Receiver<T> {
         }
         stats::batch();
         Ok(Some(Batch { receiver: self, len, consume: len, direct }))
+    }
+
+    /// Re-reads the published count, settling first when the pacing says so (`empty`: nothing is
+    /// left to return without it); returns the unconsumed items in the storage.
+    fn look(&mut self, empty: bool) -> usize {
+        let settled = empty && self.pace.settle_first();
+        if settled {
+            pace::settle();
+        }
+        let before = self.head.cached();
+        let after = self.head.refresh(&self.chan.storage);
+        self.pace.looked(after - before, settled);
+        after
     }
 
     /// After the end of the stream: whether it ended cleanly, that is, the stage that dropped

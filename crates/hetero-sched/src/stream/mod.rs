@@ -31,6 +31,7 @@
 mod channel;
 mod device;
 mod error;
+mod pace;
 mod pipeline;
 mod report;
 mod segments;

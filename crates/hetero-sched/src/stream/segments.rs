@@ -14,15 +14,18 @@
 //!
 //! # Invariants (who may touch what)
 //!
-//! 1. **Writes.** Only the holder of the tail lock (taken by an `Acquire` compare-and-swap of
-//!    `locked`, released by a `Release` store) touches the `Tail` and writes item memory, and
-//!    only the tail segment's slots at or past its fill (positions `>= published`). Positions
-//!    below `published` are never written again until their segment is recycled. An in-place
-//!    slot of a sender without clones holds the lock while its caller writes (`slot_open`
-//!    says so); no other producer can exist meanwhile, so a producer that finds the lock held
-//!    by a slot knows the slot was leaked and adopts the lock.
+//! 1. **Writes.** Only the tail's *owner* touches the `Tail` and writes item memory, and only
+//!    the tail segment's slots at or past its fill (positions `>= published`). Positions below
+//!    `published` are never written again until their segment is recycled. The owner is the
+//!    holder of the tail lock (taken by an `Acquire` compare-and-swap of `locked`, released by
+//!    a `Release` store), or, without the lock, the only producer there is while it knows that
+//!    no other can appear (an in-place slot of a sender without clones, see
+//!    [`Storage::reserve_alone`]): no one else wants the lock then, and whoever takes it later
+//!    is ordered after that producer by the way a second producer comes to exist (a clone made
+//!    on the producer's thread and handed over, or a sender count read with `Acquire` after
+//!    the other's `Release` decrement).
 //! 2. **Publication.** The producer makes items visible by one store of the new count to
-//!    `published` (`SeqCst`, which includes `Release`), while holding the tail lock: every
+//!    `published` (`SeqCst`, which includes `Release`), while it owns the tail: every
 //!    write of those items, and the link of a segment that holds them, happens before it. The
 //!    consumer reads `published` with `Acquire` (or `SeqCst` in the parking handshake) and then
 //!    reads only positions below the count it saw.
@@ -157,7 +160,6 @@ impl<T: Copy + Default + Send> Storage<T> {
             published: CachePadded::new(AtomicUsize::new(0)),
             tail: CachePadded::new(TailLock {
                 locked: AtomicBool::new(false),
-                slot_open: AtomicBool::new(false),
                 tail: UnsafeCell::new(Tail { seg, fill: 0, pos: 0 }),
             }),
             pool: Mutex::new(Vec::new()),
@@ -178,27 +180,25 @@ impl<T: Copy + Default + Send> Storage<T> {
         let backoff = Backoff::new();
         let t = &*self.tail;
         while t.locked.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
-            // A slot (see `reserve_slot`) holds the lock while it lives, and while it lives no
-            // producer can run: so a lock held by a slot was leaked with it (`mem::forget`), and
-            // is adopted; the leaked slot's items were never published, as a forgotten slot's
-            // are not.
-            if t.slot_open.swap(false, Ordering::Acquire) {
-                break;
-            }
-            while t.locked.load(Ordering::Relaxed) && !t.slot_open.load(Ordering::Relaxed) {
+            while t.locked.load(Ordering::Relaxed) {
                 backoff.snooze();
             }
         }
-        TailGuard { storage: self }
+        TailGuard { storage: self, locked: true }
     }
 
-    /// [`Storage::reserve`] for a slot that the only producer holds while its caller writes:
-    /// only valid while no other producer can push (the caller checks that there is none, and
-    /// that none can appear while the reservation lives).
-    pub(super) fn reserve_slot(&self, n: usize) -> Reservation<'_, T> {
-        let res = self.reserve(n);
-        self.tail.slot_open.store(true, Ordering::Relaxed);
-        res
+    /// [`Storage::reserve`] without the tail lock, for a slot that its caller writes in place
+    /// while it lives. Only valid for the only producer there is, while no other can appear
+    /// (the caller checks that it has no clones, and holds it exclusively while the
+    /// reservation lives): then nobody else touches the tail (invariant 1), and an atomic
+    /// read-modify-write per item is saved. A leaked reservation holds nothing.
+    ///
+    /// # Safety
+    /// The caller is the channel's only producer and stays so while the reservation lives:
+    /// no other `reserve`, `reserve_alone` or `push` on this storage may run until it is
+    /// committed or dropped.
+    pub(super) unsafe fn reserve_alone(&self, n: usize) -> Reservation<'_, T> {
+        Self::make_room(TailGuard { storage: self, locked: false }, n)
     }
 
     /// Appends a copy of `items` and publishes them; returns the new published count.
@@ -212,13 +212,18 @@ impl<T: Copy + Default + Send> Storage<T> {
     /// new one if it has less); the items are published by [`Reservation::commit`]. Other
     /// producers wait while the reservation lives.
     pub(super) fn reserve(&self, n: usize) -> Reservation<'_, T> {
-        let mut guard = self.lock_tail();
+        Self::make_room(self.lock_tail(), n)
+    }
+
+    /// Makes room for `n` items past the tail's fill, as the tail's owner (`guard`).
+    fn make_room(mut guard: TailGuard<'_, T>, n: usize) -> Reservation<'_, T> {
+        let storage = guard.storage;
         let tail = guard.tail();
-        // SAFETY: the tail segment stays linked and allocated while we hold the lock
-        // (invariant 3: the consumer frees only sealed segments, and only we seal).
+        // SAFETY: the tail segment stays linked and allocated while we own the tail
+        // (invariant 3: the consumer frees only sealed segments, and only the owner seals).
         let cap = unsafe { tail.seg.as_ref().cap };
         if cap - tail.fill < n {
-            let seg = self.take(n);
+            let seg = storage.take(n);
             Self::link(tail, seg, 0);
         }
         Reservation { guard, n }
@@ -275,13 +280,11 @@ impl<T: Copy + Default + Send> Storage<T> {
 /// The producers' side: the tail and the lock that serialises them.
 struct TailLock<T> {
     locked: AtomicBool,
-    /// The lock is held by a slot's reservation (set and cleared while it is held).
-    slot_open: AtomicBool,
     tail: UnsafeCell<Tail<T>>,
 }
 
-/// `n` unpublished slots at the end of the tail segment, with the tail lock held: written in
-/// place, published by [`Reservation::commit`]; dropping it publishes nothing.
+/// `n` unpublished slots at the end of the tail segment, owned (invariant 1): written in place,
+/// published by [`Reservation::commit`]; dropping it publishes nothing.
 pub(super) struct Reservation<'a, T> {
     guard: TailGuard<'a, T>,
     n: usize,
@@ -290,7 +293,7 @@ pub(super) struct Reservation<'a, T> {
 impl<T> Reservation<'_, T> {
     /// The reserved slots (earlier values or `T::default()` until written).
     pub(super) fn as_slice(&self) -> &[T] {
-        // SAFETY: we hold the tail lock; slots `fill .. fill + n` of the tail segment are in
+        // SAFETY: we own the tail; slots `fill .. fill + n` of the tail segment are in
         // bounds (`reserve` made room), initialised, and unpublished, so nobody else reads or
         // writes them (invariant 1) while this borrow of the reservation lives.
         unsafe {
@@ -307,7 +310,7 @@ impl<T> Reservation<'_, T> {
         unsafe { std::slice::from_raw_parts_mut(tail.seg.as_ref().ptr.as_ptr().add(tail.fill), self.n) }
     }
 
-    /// Publishes the first `k <= n` reserved items and releases the lock; returns the new
+    /// Publishes the first `k <= n` reserved items and gives up the tail; returns the new
     /// published count.
     pub(super) fn commit(mut self, k: usize) -> usize {
         let k = k.min(self.n);
@@ -316,19 +319,21 @@ impl<T> Reservation<'_, T> {
     }
 }
 
-/// The tail lock, held; dropping it releases the lock.
+/// Ownership of the tail (invariant 1): the tail lock, held when `locked` (dropping the guard
+/// releases it), or the only producer's exclusive access.
 struct TailGuard<'a, T> {
     storage: &'a Storage<T>,
+    locked: bool,
 }
 
 impl<T> TailGuard<'_, T> {
     fn tail(&mut self) -> &mut Tail<T> {
-        // SAFETY: we hold the tail lock (invariant 1), so this is the only reference to `tail`;
-        // it borrows the guard mutably, so it ends before the lock is released.
+        // SAFETY: we own the tail (invariant 1), so this is the only reference to `tail`; it
+        // borrows the guard mutably, so it ends before the ownership does.
         unsafe { &mut *self.storage.tail.tail.get() }
     }
 
-    /// Publishes `n` more items (invariant 2) and releases the lock; returns the new published
+    /// Publishes `n` more items (invariant 2) and gives up the tail; returns the new published
     /// count.
     fn publish(mut self, n: usize) -> usize {
         let tail = self.tail();
@@ -341,8 +346,9 @@ impl<T> TailGuard<'_, T> {
 
 impl<T> Drop for TailGuard<'_, T> {
     fn drop(&mut self) {
-        self.storage.tail.slot_open.store(false, Ordering::Relaxed);
-        self.storage.tail.locked.store(false, Ordering::Release);
+        if self.locked {
+            self.storage.tail.locked.store(false, Ordering::Release);
+        }
     }
 }
 
