@@ -93,14 +93,17 @@ def report(log, log2=24):
           "| descriptor floor / incl. offsets | / excl. offsets |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     n = 1 << log2
-    for length in ["1", "8", "64", "1024", "131072", "random"]:
+    # uneven1 / uneven8: lengths 1 or 8 but a last segment of twice that, so that the
+    # descriptor holds no equal length and the kernels read the offsets.
+    for length in ["1", "8", "uneven1", "uneven8", "64", "1024", "131072", "random"]:
         c = f"scan/{length}"
         off, reg = get(c, "inclusive_offsets"), get(c, "inclusive_regular")
         exo, exr = get(c, "exclusive_offsets"), get(c, "exclusive_regular")
         # The descriptor floor: the copy floor's bytes (read and write the data) plus one read
         # of the offsets (8 bytes per segment), at the copy's bandwidth.
         # Random lengths are uniform in 1..=2048: 1024.5 elements per segment on average.
-        nseg = (n // int(length)) if length.isdigit() else int(n / 1024.5)
+        digits = length.removeprefix("uneven")
+        nseg = (n // int(digits)) if digits.isdigit() else int(n / 1024.5)
         desc = None if copy is None else copy * (1 + 8 * (nseg + 1) / (2 * 4 * n))
         print(f"| {length} | {fmt(off)} | {fmt(reg)} | {fmt(exo)} | {fmt(exr)} | {ratio(copy, off)} | {ratio(copy, reg)} "
               f"| {ratio(copy, exo)} | {ratio(copy, exr)} | {ratio(desc, off)} | {ratio(desc, exo)} |")

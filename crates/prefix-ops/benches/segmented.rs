@@ -105,6 +105,25 @@ fn scan(c: &mut Criterion) {
     // The ceiling for long segments: prefix-ops' unsegmented parallel scan of the same data.
     g.bench_function("plain_scan_inclusive", |b| b.iter(|| prefix_ops::scan::inclusive(&mut buf, Add)));
     g.bench_function("plain_scan_exclusive", |b| b.iter(|| prefix_ops::scan::exclusive(&mut buf, Add)));
+    // Offsets with equal lengths are scanned as `regular` (the descriptor found the equal length
+    // when it was built). These near-misses, one segment of twice the length at the end, are
+    // equal only tile by tile: they time the kernels that read the offsets.
+    for l in [1usize, 8] {
+        let mut lens = vec![l; n / l - 2];
+        lens.push(2 * l);
+        let segs = Segments::from_lengths(&lens).unwrap();
+        for (id, ex) in [("inclusive_offsets", false), ("exclusive_offsets", true)] {
+            g.bench_with_input(BenchmarkId::new(id, format!("uneven{l}")), &segs, |b, s| {
+                b.iter(|| {
+                    if ex {
+                        segmented::exclusive_scan(&mut buf, s, Add).unwrap()
+                    } else {
+                        segmented::inclusive_scan(&mut buf, s, Add).unwrap()
+                    }
+                })
+            });
+        }
+    }
     for (name, segs, regular) in shapes(n) {
         g.bench_with_input(BenchmarkId::new("inclusive_offsets", &name), &segs, |b, s| {
             b.iter(|| segmented::inclusive_scan(&mut buf, s, Add).unwrap())

@@ -277,6 +277,15 @@ fn scan_shapes(rng: &mut impl Rng) -> Vec<(String, Segments)> {
     ones[70_000] = 0;
     ones[70_001] = 2;
     all.push(("ones with an empty segment".into(), Segments::from_lengths(&ones).unwrap()));
+    // Equal lengths in every tile but not overall: the per-tile progressions, not the
+    // descriptor's equal length.
+    let mut near = vec![1usize; 200_003];
+    near.push(2);
+    all.push(("ones, then one two".into(), Segments::from_lengths(&near).unwrap()));
+    let mut eights_ones = vec![8usize; 20_000];
+    eights_ones.extend([1; 70_001]);
+    eights_ones.push(100_003);
+    all.push(("eights, ones, one long".into(), Segments::from_lengths(&eights_ones).unwrap()));
     all.push(("one giant".into(), Segments::from_lengths(&[300_007]).unwrap()));
     all.push(("giant regular".into(), Segments::regular(150_001, 2)));
     all.push(("regular 8".into(), Segments::regular(8, 20_011)));
@@ -295,6 +304,47 @@ fn scan_shapes(rng: &mut impl Rng) -> Vec<(String, Segments)> {
         Segments::from_lengths(&cycle(&[1, 8, 70_001, 2, 4, 64], 290_000)).unwrap(),
     ));
     all
+}
+
+/// Offsets whose lengths are all equal scan bit for bit as the `regular` descriptor of that
+/// length (floats included: the same path), whichever constructor built them, and match the
+/// per-segment loop.
+#[test]
+fn equal_length_offsets_scan_like_regular() {
+    for (len, nseg) in [(1usize, 300_001), (8, 40_003), (3, 70_001), (64, 5_003), (1, 7), (13, 1)] {
+        let n = len * nseg;
+        let reg = Segments::regular(len, nseg);
+        let offsets: Vec<usize> = (0..=nseg).map(|s| s * len).collect();
+        let flags: Vec<bool> = (0..n).map(|i| i % len == 0).collect();
+        let forms = [
+            Segments::from_lengths(&vec![len; nseg]).unwrap(),
+            Segments::from_offsets(&offsets).unwrap(),
+            Segments::from_head_flags(&flags).unwrap(),
+        ];
+        let fs: Vec<f32> = (0..n).map(|i| ((i as f32) * 0.731).sin() * 1e3).collect();
+        let is: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(-1_640_531_535) >> 9).collect();
+        for segs in &forms {
+            assert_eq!(segs, &reg);
+            for ex in [false, true] {
+                let ctx = format!("{len} x {nseg} exclusive {ex}");
+                assert_eq!(
+                    bits(&lib_scan(&fs, segs, Add, ex), f32::to_bits),
+                    bits(&lib_scan(&fs, &reg, Add, ex), f32::to_bits),
+                    "{ctx} f32 Add"
+                );
+                assert_eq!(
+                    lib_scan(&is, segs, Add, ex),
+                    seq_scan(&is, segs, 0, i32::wrapping_add, ex),
+                    "{ctx}"
+                );
+                assert_eq!(
+                    lib_scan(&is, segs, Min, ex),
+                    seq_scan(&is, segs, i32::MAX, i32::min, ex),
+                    "{ctx}"
+                );
+            }
+        }
+    }
 }
 
 /// Bit patterns, so that floats compare exactly (NaN payloads and the sign of zero included).

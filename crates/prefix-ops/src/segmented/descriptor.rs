@@ -40,6 +40,10 @@ const PAR_VIEW_MIN: usize = 1 << 16;
 #[derive(Debug, Clone)]
 pub struct Segments {
     repr: Repr,
+    /// The length every segment has, when all have the same (any form; found once at
+    /// construction for offsets), so that the paths specialised on equal lengths need not
+    /// read the offsets at all.
+    equal: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -76,14 +80,14 @@ impl Segments {
         let n = offsets.last().copied().unwrap_or(0);
         let nseg = check_offsets(n, offsets)?;
         check_count(nseg)?;
-        Ok(Segments { repr: Repr::Offsets(crate::alloc::try_copy(offsets, "segment offsets")?) })
+        Ok(Segments::with_offsets(crate::alloc::try_copy(offsets, "segment offsets")?))
     }
 
     /// From segment lengths (zero allowed). Errors: a total that overflows `usize`, more than
     /// `u32::MAX` segments.
     pub fn from_lengths(lengths: &[usize]) -> Result<Segments> {
         check_count(lengths.len())?;
-        Ok(Segments { repr: Repr::Offsets(offsets_from_lengths(lengths)?) })
+        Ok(Segments::with_offsets(offsets_from_lengths(lengths)?))
     }
 
     /// `nseg` segments of `seg_len` elements each, stored as the two numbers (no allocation,
@@ -103,7 +107,18 @@ impl Segments {
     /// assert!(segmented::reduce(&[1, 2], &huge, Add).is_err());
     /// ```
     pub fn regular(seg_len: usize, nseg: usize) -> Segments {
-        Segments { repr: Repr::Regular { seg_len, nseg } }
+        Segments { repr: Repr::Regular { seg_len, nseg }, equal: Some(seg_len) }
+    }
+
+    /// The offsets form, with its equal length looked for.
+    fn with_offsets(offsets: Vec<usize>) -> Segments {
+        Segments { equal: common_step(&offsets), repr: Repr::Offsets(offsets) }
+    }
+
+    /// The length of every segment when all have the same one (a `regular` descriptor, or
+    /// offsets in an arithmetic progression); `None` for other offsets and for no segment.
+    pub(crate) fn equal_length(&self) -> Option<usize> {
+        self.equal
     }
 
     /// True for a `regular` descriptor that no data can match (see [`regular`](Self::regular)).
@@ -144,7 +159,7 @@ impl Segments {
         if flags.is_empty() {
             offsets = vec![0];
         }
-        Ok(Segments { repr: Repr::Offsets(offsets) })
+        Ok(Segments::with_offsets(offsets))
     }
 
     /// Number of segments.
@@ -285,8 +300,29 @@ impl Segments {
     pub(crate) fn from_built_offsets(offsets: Vec<usize>) -> Result<Segments> {
         check_count(offsets.len().saturating_sub(1))?;
         debug_assert!(offsets.first() == Some(&0) && offsets.windows(2).all(|w| w[0] <= w[1]));
-        Ok(Segments { repr: Repr::Offsets(offsets) })
+        Ok(Segments::with_offsets(offsets))
     }
+}
+
+/// Chunk of [`common_step`]'s pass: long enough to vectorise, short enough that irregular
+/// offsets stop after one.
+const STEP_CHUNK: usize = 1024;
+
+/// `Some(step)` when `xs` (at least two entries) goes up by one `step` from entry to entry;
+/// `None` otherwise or for fewer than two entries. One pass without bounds checks, stopping
+/// after the first chunk that breaks the step (a pass with an early exit per entry does not
+/// vectorise, and for one-element segments this pass is 8 bytes per element).
+pub(crate) fn common_step(xs: &[usize]) -> Option<usize> {
+    let step = xs.get(1)?.wrapping_sub(xs[0]);
+    let mut start = 0;
+    while start + 1 < xs.len() {
+        let part = &xs[start..(start + STEP_CHUNK + 1).min(xs.len())];
+        if !part[1..].iter().zip(part).fold(true, |ok, (&b, &a)| ok & (b.wrapping_sub(a) == step)) {
+            return None;
+        }
+        start += STEP_CHUNK;
+    }
+    Some(step)
 }
 
 impl PartialEq for Segments {
@@ -308,3 +344,40 @@ impl PartialEq for Segments {
 }
 
 impl Eq for Segments {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_step_reads_every_chunk() {
+        assert_eq!(common_step(&[]), None);
+        assert_eq!(common_step(&[4]), None);
+        assert_eq!(common_step(&[4, 4]), Some(0));
+        for n in [2usize, 3, STEP_CHUNK, STEP_CHUNK + 1, STEP_CHUNK + 2, 3 * STEP_CHUNK + 5] {
+            let xs: Vec<usize> = (0..n).map(|i| 7 + 3 * i).collect();
+            assert_eq!(common_step(&xs), Some(3), "{n}");
+            // A break anywhere, in the first chunk, on a chunk's edge or in the last one.
+            for at in [1, n / 2, STEP_CHUNK, STEP_CHUNK + 1, n - 1] {
+                // (Two entries are always a progression.)
+                if n > 2 && (1..n).contains(&at) {
+                    let mut bad = xs.clone();
+                    bad[at] += 1;
+                    assert_eq!(common_step(&bad), None, "{n} broken at {at}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn equal_lengths_are_found_by_every_constructor() {
+        assert_eq!(Segments::regular(5, 3).equal_length(), Some(5));
+        assert_eq!(Segments::from_lengths(&[5, 5, 5]).unwrap().equal_length(), Some(5));
+        assert_eq!(Segments::from_offsets(&[0, 2, 4, 6]).unwrap().equal_length(), Some(2));
+        assert_eq!(Segments::from_head_flags(&[true; 9]).unwrap().equal_length(), Some(1));
+        assert_eq!(Segments::from_lengths(&[0, 0]).unwrap().equal_length(), Some(0));
+        assert_eq!(Segments::from_lengths(&[5, 5, 4]).unwrap().equal_length(), None);
+        assert_eq!(Segments::from_head_flags(&[true, false, true]).unwrap().equal_length(), None);
+        assert_eq!(Segments::from_lengths(&[]).unwrap().equal_length(), None);
+    }
+}

@@ -60,11 +60,12 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::descriptor::{Form, Segments};
+use super::descriptor::{Form, Segments, common_step};
 use crate::error::Result;
 use crate::scan::parallel::{Chain, PoisonOnUnwind};
 use crate::scan::{Monoid, single};
 use crate::shared_mut::SharedMut;
+use crate::sort::isa::Isa;
 
 /// Pieces shorter than this (other than 2, 4 and 8) are scanned by a plain loop: the blocked
 /// scan's set-up costs more.
@@ -180,6 +181,15 @@ fn singletons<T: Copy, M: Monoid<T>>(part: &mut [T], op: M, exclusive: bool) -> 
     Local { first: 0, last }
 }
 
+/// `Some(step)` when the sorted heads are `h0, h0 + step, …` with `step >= 1` (a single head
+/// counts, with a step past any tile); `None` otherwise (repeats included).
+pub(super) fn arithmetic(heads: &[usize]) -> Option<usize> {
+    match heads {
+        [] | [_] => Some(usize::MAX / 4),
+        _ => common_step(heads).filter(|&step| step >= 1),
+    }
+}
+
 /// Step 1 with the tile's heads taken from the descriptor.
 #[inline(always)]
 fn local_in_portable<T: Copy, M: Monoid<T>>(
@@ -201,10 +211,17 @@ fn local_in_portable<T: Copy, M: Monoid<T>>(
             let s = o.partition_point(|&x| x < a);
             let e = s + o[s..].partition_point(|&x| x < b);
             let heads = &o[s..e];
-            if heads.len() == part.len() && heads.iter().enumerate().all(|(k, &h)| h == a + k) {
-                return singletons(part, op, exclusive);
+            // Equal lengths inside the tile (a progression whose next term is past it): the
+            // heads are counted, not read, and one-element segments skip the pieces.
+            match (arithmetic(heads), heads.first(), heads.last()) {
+                (Some(1), Some(&f), _) if f == a && heads.len() == part.len() => {
+                    singletons(part, op, exclusive)
+                }
+                (Some(step), Some(&f), Some(&l)) if l.saturating_add(step) >= b => {
+                    local(part, a, (f..b).step_by(step), op, exclusive)
+                }
+                _ => local(part, a, heads.iter().copied(), op, exclusive),
             }
-            local(part, a, heads.iter().copied(), op, exclusive)
         }
     }
 }
@@ -255,8 +272,8 @@ fn local_in<T: Copy + 'static, M: Monoid<T> + 'static>(
     #[cfg(not(target_arch = "x86_64"))]
     let _ = wide;
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
+    if isa() >= Isa::Avx2 {
+        // SAFETY: the CPU has AVX2 (`isa()` never exceeds what it detected).
         return unsafe { avx2::local_in(part, a, form, op, exclusive) };
     }
     local_in_portable(part, a, form, op, exclusive)
@@ -264,11 +281,19 @@ fn local_in<T: Copy + 'static, M: Monoid<T> + 'static>(
 
 fn fix<T: Copy, M: Monoid<T>>(open: &mut [T], carry: T, op: M) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
+    if isa() >= Isa::Avx2 {
+        // SAFETY: the CPU has AVX2 (`isa()` never exceeds what it detected).
         return unsafe { avx2::fix(open, carry, op) };
     }
     fix_portable(open, carry, op)
+}
+
+/// The widest instructions the scans may use: what the CPU has, capped by `HETKIT_SORT_ISA`
+/// (every vector path of prefix-ops) and by `HETKIT_SEGSCAN_ISA` (the scans alone), so that
+/// the tests run the AVX2 and the portable builds on a CPU with AVX-512.
+pub(super) fn isa() -> Isa {
+    static ISA: std::sync::OnceLock<Isa> = std::sync::OnceLock::new();
+    *ISA.get_or_init(|| crate::sort::isa::isa().min(crate::sort::isa::env_cap("HETKIT_SEGSCAN_ISA")))
 }
 
 /// Scans every segment in place. Lengths already checked.
@@ -278,7 +303,8 @@ pub(crate) fn scan<T: Copy + Send + Sync + 'static, M: Monoid<T> + 'static>(
     op: M,
     exclusive: bool,
 ) -> Result<()> {
-    match segs.form() {
+    // Equal lengths, from either form, take the regular paths: the offsets are not read.
+    match segs.equal_length().map_or(segs.form(), Form::Regular) {
         Form::Regular(0) => {}
         // combine(identity, x) == x: an inclusive scan of one element changes nothing. Not for
         // the built-in float operators, whose `combine(identity, x)` is not `x` for every NaN
@@ -396,6 +422,15 @@ mod tests {
         eights.push(1500);
         eights.extend([8; 50]);
         shapes.push(Segments::from_lengths(&eights).unwrap());
+        let mut near = vec![1usize; 900];
+        near.push(2);
+        shapes.push(Segments::from_lengths(&near).unwrap());
+        let mut phased = vec![3usize];
+        phased.extend([8; 250]);
+        phased.extend([1; 300]);
+        shapes.push(Segments::from_lengths(&phased).unwrap());
+        let primes = [2usize, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53];
+        shapes.push(Segments::from_lengths(&primes.repeat(8)).unwrap());
         let mut ones = vec![1usize; 900];
         ones[450] = 0;
         ones.push(700);

@@ -28,7 +28,7 @@ use std::any::TypeId;
 use std::arch::x86_64::*;
 
 use super::descriptor::Form;
-use super::scan::Local;
+use super::scan::{Local, arithmetic};
 use crate::scan::{Add, Max, Min, Mul};
 
 /// A built-in element type under a built-in operator, one 64-byte register of it.
@@ -601,21 +601,6 @@ unsafe fn singletons<K: Lanes, const EX: bool>(part: &mut [K::T]) -> K::T {
     }
 }
 
-/// `Some(step)` when the sorted heads are `h0, h0 + step, …` with `step >= 1` (a single head
-/// counts, with a step past any tile); `None` otherwise (repeats included).
-fn arithmetic(heads: &[usize]) -> Option<usize> {
-    match heads {
-        [] | [_] => Some(usize::MAX / 4),
-        [h0, h1, ..] => {
-            let step = h1.wrapping_sub(*h0);
-            // One pass without an early exit or bounds checks, so that it vectorises (for
-            // one-element segments this pass over 8 bytes of offsets per element is the work).
-            let ok = heads[1..].iter().zip(heads).fold(true, |ok, (&b, &a)| ok & (b.wrapping_sub(a) == step));
-            (ok && step >= 1).then_some(step)
-        }
-    }
-}
-
 /// Step 1 on a tile by the AVX-512 kernel of `(T, M)`, or `None` when the CPU lacks AVX-512 or
 /// `(T, M)` is not a built-in pair.
 pub(super) fn local_in<T: Copy + 'static, M: 'static>(
@@ -671,14 +656,12 @@ pub(super) fn local_in<T: Copy + 'static, M: 'static>(
     None
 }
 
-/// Whether the kernels may run: the CPU has AVX-512F and DQ and `HETKIT_SEGSCAN_ISA` does not
-/// ask for the portable path (`avx2` or `scalar`, so that tests can compare both on one CPU).
+/// Whether the kernels may run: the CPU has AVX-512F and DQ and neither `HETKIT_SORT_ISA` nor
+/// `HETKIT_SEGSCAN_ISA` caps the scans below it ([`super::scan::isa`]).
 pub(super) fn available() -> bool {
     use std::sync::OnceLock;
     static OK: OnceLock<bool> = OnceLock::new();
     *OK.get_or_init(|| {
-        crate::sort::isa::env_cap("HETKIT_SEGSCAN_ISA") == crate::sort::isa::Isa::Avx512
-            && std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512dq")
+        super::scan::isa() == crate::sort::isa::Isa::Avx512 && std::arch::is_x86_feature_detected!("avx512dq")
     })
 }
