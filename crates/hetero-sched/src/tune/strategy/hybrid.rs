@@ -142,10 +142,10 @@ impl Hybrid {
         }
         let radices = s.domain().radices().to_vec();
         let mut moves: Vec<(usize, u32, usize, u32)> = Vec::new();
-        for i in 0..radices.len() {
-            for j in i + 1..radices.len() {
-                for ei in [0, radices[i] - 1] {
-                    for ej in [0, radices[j] - 1] {
+        for (i, &ri) in radices.iter().enumerate() {
+            for (j, &rj) in radices.iter().enumerate().skip(i + 1) {
+                for ei in [0, ri - 1] {
+                    for ej in [0, rj - 1] {
                         if ei != cur[i] && ej != cur[j] {
                             moves.push((i, ei, j, ej));
                         }
