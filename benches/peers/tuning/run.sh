@@ -7,7 +7,7 @@
 #   benches/peers/tuning/run.sh                 # all landscapes, budgets 100 and 400, 50 runs
 #   RUNS=30 BUDGETS=100 JOBS=1 benches/peers/tuning/run.sh landscapes/gpu/convolution_A100.json.gz
 #
-#   benches/peers/tuning/run.sh landscapes/heldout/*.json.gz   # the held-out landscapes only
+#   benches/peers/tuning/run.sh benches/peers/tuning/landscapes/validation/*.json.gz   # one set only
 #
 # Kernel Tuner is installed from PyPI into target/kt-venv on first use. Raw results (JSON lines)
 # go to target/tuning-replay/; REUSE=1 keeps those already there. HETKIT_BIN=PATH uses an
@@ -39,7 +39,8 @@ mkdir -p "$OUT"
 if [ $# -gt 0 ]; then
     FILES=("$@")
 else
-    FILES=("$HERE"/landscapes/gpu/*.json.gz "$HERE"/landscapes/cpu_*.json.gz "$HERE"/landscapes/heldout/*.json.gz)
+    FILES=("$HERE"/landscapes/gpu/*.json.gz "$HERE"/landscapes/cpu_*.json.gz "$HERE"/landscapes/heldout/*.json.gz
+        "$HERE"/landscapes/validation/*.json.gz)
 fi
 
 one() {
