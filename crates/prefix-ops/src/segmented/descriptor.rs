@@ -116,7 +116,8 @@ impl Segments {
     }
 
     /// The length of every segment when all have the same one (a `regular` descriptor, or
-    /// offsets in an arithmetic progression); `None` for other offsets and for no segment.
+    /// offsets in an arithmetic progression); `None` for other offsets and for offsets of no
+    /// segment (a `regular` descriptor of no segment keeps its `seg_len`).
     pub(crate) fn equal_length(&self) -> Option<usize> {
         self.equal
     }
