@@ -42,10 +42,11 @@ fn main() -> Result<(), Error> {
     );
     let cal = tune::calibrate(&opts, &cache, &mut |_| {})?;
     println!(
-        "training search: {} timed now, {} from the log, {} capped, {:.1} s; fit {:.3} s; rows {:?}",
+        "training search: {} timed now, {} from the log, {} capped, {} refined, {:.1} s; fit {:.3} s; rows {:?}",
         cal.summary.evaluated,
         cal.summary.reused,
         cal.summary.capped,
+        cal.summary.refined,
         cal.search_time.as_secs_f64(),
         cal.train_time.as_secs_f64(),
         cal.rows
@@ -67,9 +68,10 @@ fn main() -> Result<(), Error> {
     let all_held: Vec<_> = held.iter().chain(&held3).copied().collect();
     let s = tune::search(&all_held, &mut eval, &mut log, &opts.search, &mut |_| {})?;
     println!(
-        "held-out search: {} timed now, {} from the log, {:.1} s",
+        "held-out search: {} timed now, {} from the log, {} refined, {:.1} s",
         s.evaluated,
         s.reused,
+        s.refined,
         t.elapsed().as_secs_f64()
     );
 

@@ -466,6 +466,7 @@ fn short_search(f: &Features, rank: Rank) -> Candidate {
         reps: 1,
         cap: Duration::from_millis(200),
         space: SpaceOptions { tiles: vec![4, 16, 64], gpus: 0, ..SpaceOptions::default() },
+        refine: None,
         ..SearchOptions::default()
     };
     let mut log = SearchLog::in_memory();

@@ -45,13 +45,13 @@ pub struct TrainRow {
 
 /// The three executors a configuration can run on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-enum Kind {
+pub(crate) enum Kind {
     Tiled,
     Parallel,
     Gpu,
 }
 
-fn kind(c: &Candidate) -> Kind {
+pub(crate) fn kind(c: &Candidate) -> Kind {
     match (c.band >= 0, c.parallel) {
         (true, _) => Kind::Gpu,
         (false, true) => Kind::Parallel,
@@ -475,6 +475,7 @@ mod tests {
             times_ms: ms.into_iter().collect(),
             time_ms: ms,
             failure: None,
+            refined: false,
         }
     }
 

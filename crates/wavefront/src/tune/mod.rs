@@ -38,6 +38,7 @@ mod features;
 mod learn;
 mod model_tree;
 pub mod report;
+mod rounds;
 pub mod space;
 
 pub use auto::{
@@ -45,8 +46,8 @@ pub use auto::{
     fingerprint_here, gpus_here, load, model, space_here, training_instances_2d, training_instances_3d,
 };
 pub use driver::{
-    App, Evaluate, Event, Instance, Record, SearchLog, SearchOptions, SearchSummary, instance_candidates,
-    keep_heap_mapped, search,
+    App, Evaluate, Event, Instance, Record, Refine, SearchLog, SearchOptions, SearchSummary,
+    instance_candidates, keep_heap_mapped, search,
 };
 pub use evaluate::SweepEvaluator;
 pub use features::{Features, dsize_of, features_2d, features_3d, synthetic_unit_ns};
