@@ -50,7 +50,7 @@ fn want(n: usize) -> u64 {
 
 /// The CPUs the two threads of every contender run on (producer, consumer), or `None` to leave
 /// them to the scheduler: unpinned, the two could share a core for a while or move between
-/// cores mid-run, which made runs of every contender at 4096 bistable on the 2-vCPU EPYC.
+/// cores mid-run, a likely cause of the bistable 4096 runs of every contender on the 2-vCPU EPYC.
 fn pinned_cpus() -> Option<[usize; 2]> {
     static CPUS: OnceLock<Option<[usize; 2]>> = OnceLock::new();
     *CPUS.get_or_init(|| {
