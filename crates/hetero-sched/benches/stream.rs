@@ -16,11 +16,16 @@
 //! After criterion, with `--bench`, a table of medians and ratios is printed: every contender
 //! runs once per round, rounds repeated (contenders interleaved so that all of them share the
 //! machine's background load, each round starting with the next contender), medians over the
-//! rounds.
+//! rounds, and each contender's best round beside them.
+//!
+//! Every contender's producer runs on the first CPU this process may use and its consumer on the
+//! second (`sched_setaffinity`), so that no run depends on where the scheduler happened to put
+//! the two threads; `STREAM_PIN=0` leaves them unpinned. `STREAM_BATCHES=1,4096` restricts the
+//! table to those batch sizes (and skips the forwarding runs), `STREAM_ROUNDS=n` sets its rounds.
 
 use std::hint::black_box;
 use std::ops::Range;
-use std::sync::mpsc;
+use std::sync::{OnceLock, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -41,6 +46,47 @@ fn item(i: usize) -> u32 {
 
 fn want(n: usize) -> u64 {
     (0..n).map(|i| item(i) as u64).sum()
+}
+
+/// The CPUs the two threads of every contender run on (producer, consumer), or `None` to leave
+/// them to the scheduler: unpinned, the two could share a core for a while or move between
+/// cores mid-run, a likely cause of the bistable 4096 runs of every contender on the 2-vCPU EPYC.
+fn pinned_cpus() -> Option<[usize; 2]> {
+    static CPUS: OnceLock<Option<[usize; 2]>> = OnceLock::new();
+    *CPUS.get_or_init(|| {
+        if std::env::var("STREAM_PIN").is_ok_and(|v| v == "0") {
+            return None;
+        }
+        // SAFETY: `set` is a plain bit set that `sched_getaffinity` fills for this thread.
+        let set = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0).then_some(set)
+        }?;
+        // SAFETY: `CPU_ISSET` reads a bit of an initialised set; `cpu` is below its size.
+        let mut allowed =
+            (0..libc::CPU_SETSIZE as usize).filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) });
+        Some([allowed.next()?, allowed.next()?])
+    })
+}
+
+/// The two threads of a contender.
+#[derive(Clone, Copy)]
+enum Role {
+    Producer = 0,
+    Consumer = 1,
+}
+
+/// Moves the calling thread to its role's CPU (a no-op when unpinned or when that fails: the run
+/// is then only less repeatable).
+fn pin(role: Role) {
+    let Some(cpus) = pinned_cpus() else { return };
+    // SAFETY: a zeroed `cpu_set_t` is the empty set; `CPU_SET` sets one bit below its size, and
+    // `sched_setaffinity` only reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpus[role as usize], &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
 }
 
 /// Producer reserves `batch` items in place and fills them; consumer pops up to `batch` and sums.
@@ -75,6 +121,7 @@ fn stream_pipeline(
     let mut p = Pipeline::new();
     let (mut tx, mut rx) = p.channel::<u32>();
     p.stage("producer", move || {
+        pin(Role::Producer);
         let mut at = 0;
         while at < n {
             let k = batch.min(n - at);
@@ -85,6 +132,7 @@ fn stream_pipeline(
     });
     let (out_tx, out_rx) = mpsc::channel();
     p.stage("consumer", move || {
+        pin(Role::Consumer);
         let mut s = 0u64;
         while let Some(b) = rx.pop(1, batch)? {
             s += b.iter().map(|&v| v as u64).sum::<u64>();
@@ -99,7 +147,10 @@ fn stream_pipeline(
 /// Sums, on a consumer thread, the batches `rx` yields (`Vec`s, or single items as one-item
 /// batches), so that every peer channel is driven by the same producer and consumer code.
 fn consumer<B: AsRef<[u32]>>(rx: impl IntoIterator<Item = B> + Send + 'static) -> thread::JoinHandle<u64> {
-    thread::spawn(move || rx.into_iter().map(|b| b.as_ref().iter().map(|&x| x as u64).sum::<u64>()).sum())
+    thread::spawn(move || {
+        pin(Role::Consumer);
+        rx.into_iter().map(|b| b.as_ref().iter().map(|&x| x as u64).sum::<u64>()).sum()
+    })
 }
 
 /// Sends items `0..n` as messages of `batch` items (`message` builds one from a range of item
@@ -113,6 +164,7 @@ fn produce<Tx, M>(
     message: impl Fn(Range<usize>) -> M,
     send: impl Fn(&Tx, M),
 ) -> u64 {
+    pin(Role::Producer);
     for at in (0..n).step_by(batch) {
         send(&tx, message(at..(at + batch).min(n)));
     }
@@ -257,37 +309,80 @@ fn median(mut t: Vec<f64>) -> f64 {
     t[t.len() / 2]
 }
 
-/// Rounds of the table: every contender once per round.
+/// Rounds of the table (`STREAM_ROUNDS` overrides): every contender once per round.
 const ROUNDS: usize = 15;
 
+/// A number from the environment, or `default`.
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// The batch sizes of the table (`STREAM_BATCHES`, comma separated, overrides).
+fn table_batches() -> Vec<usize> {
+    let chosen = std::env::var("STREAM_BATCHES").ok();
+    chosen.map_or(BATCHES.to_vec(), |v| v.split(',').filter_map(|b| b.trim().parse().ok()).collect())
+}
+
+/// Seconds per run of each contender at `batch`, `rounds` interleaved rounds.
+fn interleaved(all: &[Contender], batch: usize, rounds: usize) -> Vec<Vec<f64>> {
+    let n = items(batch);
+    let mut times = vec![Vec::new(); all.len()];
+    // Each round starts with a different contender, so that none always runs first (after
+    // another batch size's runs, or right after the same peer).
+    for round in 0..rounds {
+        for i in (0..all.len()).map(|i| (i + round) % all.len()) {
+            let f = all[i].1;
+            times[i].push(seconds(|| {
+                black_box(f(n, batch));
+            }));
+        }
+    }
+    times
+}
+
+/// The best rate among the peers (contenders whose names do not start with `hetkit`).
+fn best_peer(all: &[Contender], rate: &[f64]) -> f64 {
+    let peers = all.iter().zip(rate).filter(|((name, _), _)| !name.starts_with("hetkit"));
+    peers.map(|(_, &r)| r).fold(0.0, f64::max)
+}
+
 /// Medians measured in one process with the contenders interleaved, so the ratios share the
-/// machine's load.
+/// machine's load; each contender's best round beside them, because a 2-vCPU VM can run a whole
+/// round slow or fast for every contender.
 fn report() {
-    println!("\nthroughput, 4-byte items, two threads (median of {ROUNDS} interleaved rounds)");
-    println!("{:>6} {:>16} {:>12} {:>10} {:>14}", "batch", "contender", "M items/s", "GB/s", "/ best peer");
-    for batch in BATCHES {
-        let n = items(batch);
+    let rounds = env_or("STREAM_ROUNDS", ROUNDS);
+    let pinned = pinned_cpus()
+        .map_or("unpinned".to_owned(), |[p, c]| format!("producer on CPU {p}, consumer on CPU {c}"));
+    println!(
+        "\nthroughput, 4-byte items, two threads ({pinned}; median and best of {rounds} interleaved rounds)"
+    );
+    println!(
+        "{:>6} {:>16} {:>12} {:>10} {:>14} {:>12} {:>14}",
+        "batch", "contender", "M items/s", "GB/s", "/ best peer", "best M/s", "best / best"
+    );
+    let batches = table_batches();
+    for &batch in &batches {
+        let n = items(batch) as f64;
         let all = contenders();
-        let mut times = vec![Vec::new(); all.len()];
-        // Each round starts with a different contender, so that none always runs first (after
-        // another batch size's runs, or right after the same peer).
-        for round in 0..ROUNDS {
-            for i in (0..all.len()).map(|i| (i + round) % all.len()) {
-                let f = all[i].1;
-                times[i].push(seconds(|| {
-                    black_box(f(n, batch));
-                }));
-            }
+        let times = interleaved(&all, batch, rounds);
+        let rate: Vec<f64> = times.iter().map(|t| n / median(t.clone())).collect();
+        let top: Vec<f64> =
+            times.iter().map(|t| n / t.iter().copied().fold(f64::INFINITY, f64::min)).collect();
+        let (peer, peer_top) = (best_peer(&all, &rate), best_peer(&all, &top));
+        for (((name, _), &r), &b) in all.iter().zip(&rate).zip(&top) {
+            let ours = name.starts_with("hetkit");
+            let ratio = |x: f64| if ours { format!("{x:.2}") } else { String::new() };
+            let (ratio, top_ratio) = (ratio(r / peer), ratio(b / peer_top));
+            println!(
+                "{batch:>6} {name:>16} {:>12.1} {:>10.3} {ratio:>14} {:>12.1} {top_ratio:>14}",
+                r / 1e6,
+                4.0 * r / 1e9,
+                b / 1e6
+            );
         }
-        let rate: Vec<f64> = times.into_iter().map(|t| n as f64 / median(t)).collect();
-        let best_peer =
-            all.iter().zip(&rate).filter(|((name, _), _)| !name.starts_with("hetkit")).map(|(_, &r)| r);
-        let best_peer = best_peer.fold(0.0, f64::max);
-        for ((name, _), &r) in all.iter().zip(&rate) {
-            let ratio =
-                if name.starts_with("hetkit") { format!("{:.2}", r / best_peer) } else { String::new() };
-            println!("{batch:>6} {name:>16} {:>12.1} {:>10.3} {ratio:>14}", r / 1e6, 4.0 * r / 1e9);
-        }
+    }
+    if batches != BATCHES {
+        return;
     }
     // Alternating runs, so both medians see the same background load.
     let n = 1 << 22;

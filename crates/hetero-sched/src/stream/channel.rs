@@ -153,6 +153,7 @@ impl<T: Item> Chan<T> {
     /// Publishes `n` items by `put` (which returns the new published count) and wakes the
     /// receiver if it waits for them; nothing is published when the run was stopped or the
     /// receiver is gone.
+    #[inline]
     fn deliver(&self, n: usize, put: impl FnOnce() -> usize) -> Result<()> {
         if self.run.is_cancelled() {
             return Err(StreamError::Cancelled);
@@ -166,6 +167,7 @@ impl<T: Item> Chan<T> {
 
     /// After a publication that reached position `pos`: wakes the receiver if it is parked
     /// waiting for at most `pos` (the producer's half of the handshake described above).
+    #[inline]
     fn wake_for(&self, pos: usize) {
         let want = self.want.load(Ordering::SeqCst);
         if want != 0 && pos >= want {
@@ -267,6 +269,7 @@ impl<T: Item> Sender<T> {
     ///
     /// Errors: [`StreamError::Cancelled`] once the run was stopped by a failing stage (so an
     /// endless source stops too), [`StreamError::Disconnected`] when every receiver is gone.
+    #[inline]
     pub fn push(&self, items: &[T]) -> Result<()> {
         let mut alive = false;
         for t in self.targets.iter() {
@@ -287,6 +290,7 @@ impl<T: Item> Sender<T> {
 
     /// Hands out `n` items of channel memory to write in place; see [`Slot`]. The contents are
     /// unspecified (`T::default()` or earlier values) until written.
+    #[inline]
     pub fn reserve(&mut self, n: usize) -> Slot<'_, T> {
         // With no clones (none can appear while the slot borrows this sender mutably, and the
         // `Acquire` count orders every dropped clone's pushes before us) nobody else touches the
@@ -334,6 +338,7 @@ impl<T: Item> Sender<T> {
     }
 }
 
+#[inline]
 fn finish_publish(alive: bool, n: usize) -> Result<()> {
     if !alive {
         return Err(StreamError::Disconnected);
@@ -383,6 +388,7 @@ enum Place<'a, T: Item> {
 }
 
 impl<T: Item> Place<'_, T> {
+    #[inline]
     fn publish(self, k: usize) -> Result<()> {
         match self {
             Place::Direct { chan, res } => chan.deliver(k, || res.commit(k)),
@@ -396,6 +402,7 @@ impl<T: Item> Slot<'_, T> {
     ///
     /// Errors: [`StreamError::CommitTooMany`] when `k` exceeds the slot (nothing is published),
     /// and those of [`Sender::push`].
+    #[inline]
     pub fn commit(mut self, k: usize) -> Result<()> {
         let place = self.place.take().expect("a slot is published once");
         if k > self.n {
@@ -417,6 +424,7 @@ impl<T: Item> Deref for Slot<'_, T> {
 }
 
 impl<T: Item> DerefMut for Slot<'_, T> {
+    #[inline]
     fn deref_mut(&mut self) -> &mut [T] {
         match self.place.as_mut() {
             Some(Place::Direct { res, .. }) => res.as_mut_slice(),
@@ -460,6 +468,7 @@ impl<T: Item> Receiver<T> {
     ///
     /// Errors: [`StreamError::ZeroMin`], [`StreamError::MinAboveMax`], and
     /// [`StreamError::Cancelled`] when another stage failed (also while blocked here).
+    #[inline]
     pub fn pop(&mut self, min: usize, max: usize) -> Result<Option<Batch<'_, T>>> {
         if min == 0 {
             return Err(StreamError::ZeroMin);
@@ -486,7 +495,10 @@ impl<T: Item> Receiver<T> {
             return Ok(None);
         }
         let len = have.min(max);
-        let direct = local == 0 && self.head.contiguous(&self.chan.storage) >= len;
+        // What the last look at the head segment found readable is still readable (only this
+        // receiver consumes), so the common case of a batch inside it skips the segment walk.
+        let direct =
+            local == 0 && (self.head.readable() >= len || self.head.contiguous(&self.chan.storage) >= len);
         if !direct {
             self.gather(local, len);
         }
@@ -574,6 +586,7 @@ impl<T: Item> Batch<'_, T> {
 
 impl<T: Item> Deref for Batch<'_, T> {
     type Target = [T];
+    #[inline]
     fn deref(&self) -> &[T] {
         let r = &*self.receiver;
         if self.direct { r.head.slice(self.len) } else { &r.local[r.at..r.at + self.len] }
@@ -581,6 +594,7 @@ impl<T: Item> Deref for Batch<'_, T> {
 }
 
 impl<T: Item> Drop for Batch<'_, T> {
+    #[inline]
     fn drop(&mut self) {
         if self.direct {
             self.receiver.head.advance(self.consume);

@@ -197,11 +197,13 @@ impl<T: Copy + Default + Send> Storage<T> {
     /// The caller is the channel's only producer and stays so while the reservation lives:
     /// no other `reserve`, `reserve_alone` or `push` on this storage may run until it is
     /// committed or dropped.
+    #[inline]
     pub(super) unsafe fn reserve_alone(&self, n: usize) -> Reservation<'_, T> {
         Self::make_room(TailGuard { storage: self, locked: false }, n)
     }
 
     /// Appends a copy of `items` and publishes them; returns the new published count.
+    #[inline]
     pub(super) fn push(&self, items: &[T]) -> usize {
         let mut res = self.reserve(items.len());
         res.as_mut_slice().copy_from_slice(items);
@@ -211,11 +213,13 @@ impl<T: Copy + Default + Send> Storage<T> {
     /// Takes the tail lock and makes room for `n` items in the tail segment (sealing it for a
     /// new one if it has less); the items are published by [`Reservation::commit`]. Other
     /// producers wait while the reservation lives.
+    #[inline]
     pub(super) fn reserve(&self, n: usize) -> Reservation<'_, T> {
         Self::make_room(self.lock_tail(), n)
     }
 
     /// Makes room for `n` items past the tail's fill, as the tail's owner (`guard`).
+    #[inline]
     fn make_room(mut guard: TailGuard<'_, T>, n: usize) -> Reservation<'_, T> {
         let storage = guard.storage;
         let tail = guard.tail();
@@ -223,10 +227,16 @@ impl<T: Copy + Default + Send> Storage<T> {
         // (invariant 3: the consumer frees only sealed segments, and only the owner seals).
         let cap = unsafe { tail.seg.as_ref().cap };
         if cap - tail.fill < n {
-            let seg = storage.take(n);
-            Self::link(tail, seg, 0);
+            storage.start_segment(tail, n);
         }
         Reservation { guard, n }
+    }
+
+    /// Seals the tail for a pooled or new segment with room for `n` items: once per segment,
+    /// kept out of line so that the per-push path stays small.
+    #[cold]
+    fn start_segment(&self, tail: &mut Tail<T>, n: usize) {
+        Self::link(tail, self.take(n), 0);
     }
 
     /// Moves the first `k` items of `buf` in as a segment of their own (no copy) and publishes
@@ -303,6 +313,7 @@ impl<T> Reservation<'_, T> {
     }
 
     /// The reserved slots, to write.
+    #[inline]
     pub(super) fn as_mut_slice(&mut self) -> &mut [T] {
         let tail = self.guard.tail();
         // SAFETY: as in `as_slice`; the mutable borrow of the reservation makes this the only
@@ -312,6 +323,7 @@ impl<T> Reservation<'_, T> {
 
     /// Publishes the first `k <= n` reserved items and gives up the tail; returns the new
     /// published count.
+    #[inline]
     pub(super) fn commit(mut self, k: usize) -> usize {
         let k = k.min(self.n);
         self.guard.tail().fill += k;
@@ -327,6 +339,7 @@ struct TailGuard<'a, T> {
 }
 
 impl<T> TailGuard<'_, T> {
+    #[inline]
     fn tail(&mut self) -> &mut Tail<T> {
         // SAFETY: we own the tail (invariant 1), so this is the only reference to `tail`; it
         // borrows the guard mutably, so it ends before the ownership does.
@@ -335,6 +348,7 @@ impl<T> TailGuard<'_, T> {
 
     /// Publishes `n` more items (invariant 2) and gives up the tail; returns the new published
     /// count.
+    #[inline]
     fn publish(mut self, n: usize) -> usize {
         let tail = self.tail();
         tail.pos += n;
@@ -384,6 +398,7 @@ unsafe impl<T: Sync> Sync for Head<T> {}
 
 impl<T: Copy + Default + Send> Head<T> {
     /// Unconsumed items as of the last read of the published count.
+    #[inline]
     pub(super) fn cached(&self) -> usize {
         self.seen - self.pos
     }
@@ -424,7 +439,15 @@ impl<T: Copy + Default + Send> Head<T> {
         }
     }
 
+    /// Items readable as one slice at the head as of the last [`Head::contiguous`], less those
+    /// consumed since: a lower bound of what it would return now.
+    #[inline]
+    pub(super) fn readable(&self) -> usize {
+        self.readable
+    }
+
     /// The first `len` readable items (at most what [`Head::contiguous`] returned).
+    #[inline]
     pub(super) fn slice(&self, len: usize) -> &[T] {
         let len = len.min(self.readable);
         // SAFETY: the head segment is linked and allocated (only we free it, and we are
@@ -437,6 +460,7 @@ impl<T: Copy + Default + Send> Head<T> {
     }
 
     /// Consumes the first `k` readable items (at most what [`Head::contiguous`] returned).
+    #[inline]
     pub(super) fn advance(&mut self, k: usize) {
         let k = k.min(self.readable);
         self.pos += k;
