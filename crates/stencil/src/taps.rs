@@ -198,6 +198,16 @@ impl<T: Element> Taps<T> {
         })
     }
 
+    /// True when the fast order of `plan` loads fewer values per point than the exact one: the
+    /// isotropic 27-point stencil's column kernel, or a program with scratch rows. The stars
+    /// (7-, 13-point) keep every load and only save multiplies there.
+    pub(crate) fn fast_saves_loads(plan: &Plan<T>) -> bool {
+        let Some(uniform) = plan.uniform.as_ref() else { return false };
+        let weight: Vec<T> = uniform.iter().map(|(_, w)| *w).collect();
+        Cube::of(&plan.offsets, &weight).is_some()
+            || !Program::of(&plan.offsets, &weight, plan.halo[0], plan.shape[2]).scratch.is_empty()
+    }
+
     /// Elements in one plane.
     pub(crate) fn plane_len(&self) -> usize {
         self.shape[1] * self.shape[2]
