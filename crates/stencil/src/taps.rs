@@ -330,11 +330,19 @@ unsafe fn by_order<T: Element, V: Lanes, const U: usize>(
                     .zip(&taps.offset)
                     .map(|(&p, &o)| planes[p].wrapping_offset(o))
                     .collect();
-                let centre = planes[taps.halo[0]];
+                let [_, _, n2] = taps.shape;
+                let e = Exact {
+                    base: &base,
+                    weights: &weights,
+                    centre: planes[taps.halo[0]],
+                    dst,
+                    n2,
+                    h2: taps.halo[2],
+                };
                 match base.len() {
-                    7 => exact_plane_n::<V, U, 7>(taps, &base, &weights, centre, dst, rows),
-                    13 => exact_plane_n::<V, U, 13>(taps, &base, &weights, centre, dst, rows),
-                    _ => exact_plane::<V, U>(taps, &base, &weights, centre, dst, rows),
+                    7 => exact_plane_n::<V, U, 7>(&e, rows),
+                    13 => exact_plane_n::<V, U, 13>(&e, rows),
+                    _ => exact_plane::<V, U>(&e, rows),
                 }
             }
             Some(Fast::Cube(cube)) => {
@@ -349,18 +357,22 @@ unsafe fn by_order<T: Element, V: Lanes, const U: usize>(
     }
 }
 
-/// The exact order on rows `rows`: `base[m]` is term `m`'s input plane shifted by its offset.
-#[inline(always)]
-unsafe fn exact_plane<V: Lanes, const U: usize>(
-    taps: &Taps<impl Element>,
-    base: &[*const V::E],
-    weights: &[V::E],
+/// What the exact-order kernels read and write: `base[m]` is term `m`'s input plane shifted by
+/// its offset, `centre` the centre input plane (for the groups' alignment), rows of `n2`
+/// points with `h2` boundary points at each end.
+struct Exact<'a, V: Lanes> {
+    base: &'a [*const V::E],
+    weights: &'a [V::E],
     centre: *const V::E,
     dst: *mut V::E,
-    rows: std::ops::Range<usize>,
-) {
-    let [_, _, n2] = taps.shape;
-    let h2 = taps.halo[2];
+    n2: usize,
+    h2: usize,
+}
+
+/// The exact order on rows `rows`.
+#[inline(always)]
+unsafe fn exact_plane<V: Lanes, const U: usize>(e: &Exact<'_, V>, rows: std::ops::Range<usize>) {
+    let (base, weights, centre, dst, n2, h2) = (e.base, e.weights, e.centre, e.dst, e.n2, e.h2);
     let len = n2 - 2 * h2;
     let mut src = base.to_vec();
     for j in rows {
@@ -387,16 +399,11 @@ unsafe fn exact_plane<V: Lanes, const U: usize>(
 /// group (for the 7-point stencil they fit in registers).
 #[inline(always)]
 unsafe fn exact_plane_n<V: Lanes, const U: usize, const N: usize>(
-    taps: &Taps<impl Element>,
-    base: &[*const V::E],
-    weights: &[V::E],
-    centre: *const V::E,
-    dst: *mut V::E,
+    e: &Exact<'_, V>,
     rows: std::ops::Range<usize>,
 ) {
-    let [_, _, n2] = taps.shape;
-    let h2 = taps.halo[2];
-    let len = n2 - 2 * h2;
+    let (base, weights, centre, dst, n2) = (e.base, e.weights, e.centre, e.dst, e.n2);
+    let len = n2 - 2 * e.h2;
     // SAFETY: forwarded from the caller (the instruction set of `V`).
     let mut w = [unsafe { V::splat(weights[0]) }; N];
     for m in 1..N {
@@ -405,7 +412,7 @@ unsafe fn exact_plane_n<V: Lanes, const U: usize, const N: usize>(
     }
     let mut src = [std::ptr::null::<V::E>(); N];
     for j in rows {
-        let row = j * n2 + h2;
+        let row = j * n2 + e.h2;
         for m in 0..N {
             src[m] = base[m].wrapping_add(row);
         }
