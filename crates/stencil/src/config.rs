@@ -6,7 +6,7 @@ use crate::gpu::GpuParams;
 /// Where a sweep runs. Every configuration gives the sequential result: bitwise on inputs
 /// where rounding cannot differ (the dyadic oracles), and otherwise bitwise in the
 /// [`Order::Exact`] evaluation order and within the bound documented on [`Order::Fast`] in the
-/// fast one (the default of the multi-core CPU targets).
+/// fast one (see [`Config::order`] for which the multi-core CPU targets use).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub(crate) target: Target,
@@ -26,7 +26,7 @@ pub struct Config {
 ///
 /// let s = Stencil::<f32>::twenty_seven_point(0.5, 1.0 / 32.0, 1.0 / 64.0, 1.0 / 64.0);
 /// let u = Array3::from_shape_fn((8, 9, 40), |(i, j, k)| ((i * 7 + j * 3 + k) as f32 * 0.37).sin());
-/// let fast = s.apply(u.view(), &Config::cpu())?; // the default order of `cpu()`
+/// let fast = s.apply(u.view(), &Config::cpu().with_order(Order::Fast))?;
 /// let exact = s.apply(u.view(), &Config::cpu().with_order(Order::Exact))?;
 /// assert!(exact == s.apply(u.view(), &Config::sequential())?);
 /// assert!(fast == s.apply(u.view(), &Config::sequential().with_order(Order::Fast))?);
@@ -54,7 +54,8 @@ pub enum Order {
     /// 2^-53 for f64): each order is within `g_n sum |w x|` of the true sum, since every input
     /// value passes through at most one multiply and `n - 1` adds on its way to the result
     /// (the factored 27-point form: at most 7 roundings on any path). The default of
-    /// [`Config::cpu`], [`Config::slabs`] and the CPU side of [`Config::auto`].
+    /// [`Config::cpu`], [`Config::slabs`] and the CPU side of [`Config::auto`] where it cuts
+    /// the loads per point or the tuner chose it (see [`Config::order`]).
     Fast,
 }
 
@@ -117,13 +118,14 @@ impl Config {
         self
     }
 
-    /// The evaluation order of the CPU kernels: the one given, else exact for the sequential
-    /// reference and fast for the others.
-    pub fn order(&self) -> Order {
-        self.order.unwrap_or(match self.target {
-            Target::Sequential => Order::Exact,
-            _ => Order::Fast,
-        })
+    /// The evaluation order asked for with [`Config::with_order`], if any. Without one, the
+    /// sequential target evaluates in the exact order, and the others in the order the tuning
+    /// cache holds for the stencil, precision, grid size and machine (`hetkit tune stencil`),
+    /// else the built-in rule: the fast order where it cuts the loads per point (the 27-point
+    /// stencils, whose rows share partial sums), the exact order where it only cuts multiplies
+    /// (the 7- and 13-point stars, where it measured slower on AVX2 and no faster on AVX-512).
+    pub fn order(&self) -> Option<Order> {
+        self.order
     }
 
     /// These GPU kernel parameters instead of the tuned or default ones.

@@ -233,10 +233,10 @@ impl<T: Element> Stencil<T> {
         }
         // One pass: read the input where it is, write only the output.
         let mut plan = self.plan(input.shape())?;
-        plan.order = config.order();
+        let blocks;
+        (blocks, plan.order) = crate::tuning::cpu_choice_for(self, &plan, config);
         let src = input.as_standard_layout();
         let mut out = with_boundary_of(src.view(), plan.halo);
-        let blocks = config.blocks.unwrap_or_else(|| crate::tuning::cpu_blocks_for(self, input.shape()));
         let planes = plan.interior_planes();
         let data = Source { data: src.as_slice().expect("standard layout"), first: 0 };
         let mut view = out.slice_mut(s![planes.clone(), .., ..]);
@@ -252,14 +252,14 @@ impl<T: Element> Stencil<T> {
     /// layer held fixed. A grid smaller than `2 * halo + 1` on an axis is an error.
     pub fn iterate(&self, field: &mut Array3<T>, sweeps: usize, config: &Config) -> Result<()> {
         let mut plan = self.plan(field.shape())?;
-        plan.order = config.order();
         if sweeps == 0 {
             return Ok(());
         }
+        let blocks;
+        (blocks, plan.order) = crate::tuning::cpu_choice_for(self, &plan, config);
         if !field.is_standard_layout() {
             *field = field.as_standard_layout().into_owned();
         }
-        let blocks = config.blocks.unwrap_or_else(|| crate::tuning::cpu_blocks_for(self, field.shape()));
         match config.target {
             Target::Sequential => {
                 ping_pong(&plan, field, sweeps, |p, src, planes, out| sweep_reference(p, src, planes, out))

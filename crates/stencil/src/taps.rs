@@ -198,6 +198,16 @@ impl<T: Element> Taps<T> {
         })
     }
 
+    /// True when the fast order of `plan` loads fewer values per point than the exact one: the
+    /// isotropic 27-point stencil's column kernel, or a program with scratch rows. The stars
+    /// (7-, 13-point) keep every load and only save multiplies there.
+    pub(crate) fn fast_saves_loads(plan: &Plan<T>) -> bool {
+        let Some(uniform) = plan.uniform.as_ref() else { return false };
+        let weight: Vec<T> = uniform.iter().map(|(_, w)| *w).collect();
+        Cube::of(&plan.offsets, &weight).is_some()
+            || !Program::of(&plan.offsets, &weight, plan.halo[0], plan.shape[2]).scratch.is_empty()
+    }
+
     /// Elements in one plane.
     pub(crate) fn plane_len(&self) -> usize {
         self.shape[1] * self.shape[2]
@@ -320,7 +330,20 @@ unsafe fn by_order<T: Element, V: Lanes, const U: usize>(
                     .zip(&taps.offset)
                     .map(|(&p, &o)| planes[p].wrapping_offset(o))
                     .collect();
-                exact_plane::<V, U>(taps, &base, &weights, planes[taps.halo[0]], dst, rows)
+                let [_, _, n2] = taps.shape;
+                let e = Exact {
+                    base: &base,
+                    weights: &weights,
+                    centre: planes[taps.halo[0]],
+                    dst,
+                    n2,
+                    h2: taps.halo[2],
+                };
+                match base.len() {
+                    7 => exact_plane_n::<V, U, 7>(&e, rows),
+                    13 => exact_plane_n::<V, U, 13>(&e, rows),
+                    _ => exact_plane::<V, U>(&e, rows),
+                }
             }
             Some(Fast::Cube(cube)) => {
                 let frame = crate::columns::Frame { planes, dst, n2: taps.shape[2], rows };
@@ -334,18 +357,22 @@ unsafe fn by_order<T: Element, V: Lanes, const U: usize>(
     }
 }
 
-/// The exact order on rows `rows`: `base[m]` is term `m`'s input plane shifted by its offset.
-#[inline(always)]
-unsafe fn exact_plane<V: Lanes, const U: usize>(
-    taps: &Taps<impl Element>,
-    base: &[*const V::E],
-    weights: &[V::E],
+/// What the exact-order kernels read and write: `base[m]` is term `m`'s input plane shifted by
+/// its offset, `centre` the centre input plane (for the groups' alignment), rows of `n2`
+/// points with `h2` boundary points at each end.
+struct Exact<'a, V: Lanes> {
+    base: &'a [*const V::E],
+    weights: &'a [V::E],
     centre: *const V::E,
     dst: *mut V::E,
-    rows: std::ops::Range<usize>,
-) {
-    let [_, _, n2] = taps.shape;
-    let h2 = taps.halo[2];
+    n2: usize,
+    h2: usize,
+}
+
+/// The exact order on rows `rows`.
+#[inline(always)]
+unsafe fn exact_plane<V: Lanes, const U: usize>(e: &Exact<'_, V>, rows: std::ops::Range<usize>) {
+    let (base, weights, centre, dst, n2, h2) = (e.base, e.weights, e.centre, e.dst, e.n2, e.h2);
     let len = n2 - 2 * h2;
     let mut src = base.to_vec();
     for j in rows {
@@ -363,6 +390,67 @@ unsafe fn exact_plane<V: Lanes, const U: usize>(
                     Width::Point => exact_group::<Scalar<V::E>, 1>(&src, weights, q, out),
                 }
             }
+        }
+    }
+}
+
+/// [`exact_plane`] for a stencil of `N` terms: the term loop unrolled, the weights splat once
+/// per call and the row's term pointers in an array, so that neither is reloaded per term and
+/// group (for the 7-point stencil they fit in registers).
+#[inline(always)]
+unsafe fn exact_plane_n<V: Lanes, const U: usize, const N: usize>(
+    e: &Exact<'_, V>,
+    rows: std::ops::Range<usize>,
+) {
+    let (base, weights, centre, dst, n2) = (e.base, e.weights, e.centre, e.dst, e.n2);
+    let len = n2 - 2 * e.h2;
+    // SAFETY: forwarded from the caller (the instruction set of `V`).
+    let mut w = [unsafe { V::splat(weights[0]) }; N];
+    for m in 1..N {
+        // SAFETY: as above.
+        w[m] = unsafe { V::splat(weights[m]) };
+    }
+    let mut src = [std::ptr::null::<V::E>(); N];
+    for j in rows {
+        let row = j * n2 + e.h2;
+        for m in 0..N {
+            src[m] = base[m].wrapping_add(row);
+        }
+        // SAFETY: the row's interior lies inside the output, its taps inside their planes.
+        unsafe {
+            let out = dst.add(row);
+            for (q, width) in Groups::new(len, V::N * U, V::N, skew::<V>(centre.wrapping_add(row))) {
+                match width {
+                    Width::Big => exact_group_n::<V, U, N>(&src, &w, q, out),
+                    Width::One => exact_group_n::<V, 1, N>(&src, &w, q, out),
+                    Width::Point => exact_group::<Scalar<V::E>, 1>(&src, weights, q, out),
+                }
+            }
+        }
+    }
+}
+
+/// [`exact_group`] with `N` terms known at compile time and the weights already splat.
+#[inline(always)]
+unsafe fn exact_group_n<V: Lanes, const U: usize, const N: usize>(
+    src: &[*const V::E; N],
+    w: &[V; N],
+    q: usize,
+    dst: *mut V::E,
+) {
+    // SAFETY: the caller guarantees `q..q + U * V::N` is inside the row for every tap.
+    unsafe {
+        let mut acc = [w[0]; U];
+        for u in 0..U {
+            acc[u] = V::load(src[0].add(q + u * V::N)).mul(w[0]);
+        }
+        for m in 1..N {
+            for u in 0..U {
+                acc[u] = acc[u].add(V::load(src[m].add(q + u * V::N)).mul(w[m]));
+            }
+        }
+        for u in 0..U {
+            acc[u].store(dst.add(q + u * V::N));
         }
     }
 }

@@ -237,6 +237,48 @@ fn non_dyadic_inputs_agree_bitwise_on_the_cpu_in_either_order() {
 }
 
 #[test]
+fn without_tuning_the_fast_order_runs_where_it_cuts_loads() {
+    // The built-in rule of `Config::order` (grids this small never read the tuning cache):
+    // the stars in the exact order, stencils whose rows share partial sums in the fast one.
+    let u = Array3::from_shape_fn((9, 10, 41), |(i, j, k)| ((i * j + 3 * k) as f64 * 0.613).cos());
+    let cases = [
+        (Stencil::<f64>::seven_point(0.3, 0.1), Order::Exact),
+        (Stencil::<f64>::thirteen_point(0.3, 0.1, -0.07), Order::Exact),
+        (Stencil::<f64>::twenty_seven_point(0.3, 0.1, -0.07, 0.013), Order::Fast),
+        // Not isotropic (one edge weight differs): the general program, with scratch rows.
+        (Stencil::<f64>::from_points(&anisotropic_cube()).unwrap(), Order::Fast),
+    ];
+    for (s, order) in &cases {
+        let reference = |o: Order| s.apply(u.view(), &Config::sequential().with_order(o)).unwrap();
+        let (want, other) =
+            (reference(*order), reference(if *order == Order::Fast { Order::Exact } else { Order::Fast }));
+        assert!(want != other, "{} points: the orders must differ on this data", s.num_points());
+        for cfg in [Config::cpu(), Config::slabs(2)] {
+            let mut got = u.clone();
+            s.iterate(&mut got, 1, &cfg).unwrap();
+            assert!(got == want, "{} points, {cfg:?}: not the {order:?} order", s.num_points());
+        }
+        assert_eq!(Config::cpu().order(), None);
+        assert!(s.apply(u.view(), &Config::sequential()).unwrap() == reference(Order::Exact));
+    }
+}
+
+/// The 27 points of `[-1, 1]^3`, weights by class except one edge.
+fn anisotropic_cube() -> Vec<([i32; 3], f64)> {
+    let mut pts = Vec::new();
+    for a in -1..=1 {
+        for b in -1..=1 {
+            for c in -1..=1 {
+                let class = [a, b, c].iter().filter(|x| **x != 0).count();
+                let w = if [a, b, c] == [1, 1, 0] { 0.021 } else { [0.3, 0.1, -0.07, 0.013][class] };
+                pts.push(([a, b, c], w));
+            }
+        }
+    }
+    pts
+}
+
+#[test]
 fn features_of_the_thesis_stencils() {
     let s7 = Stencil::<f32>::seven_point(1.0, 2.0);
     let s13 = Stencil::<f32>::thirteen_point(1.0, 2.0, 3.0);
