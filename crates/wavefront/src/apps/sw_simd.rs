@@ -67,10 +67,10 @@ pub(crate) fn smith_waterman_simd(enc: &Encoded, parallel: bool) -> Option<Align
     if off("HETKIT_WAVEFRONT_NO_SIMD") {
         return None;
     }
-    if !off("HETKIT_WAVEFRONT_NO_8BIT") {
-        if let Some(al) = smith_waterman_kernel(enc, parallel, Kernel::Avx2I8) {
-            return Some(al);
-        }
+    if !off("HETKIT_WAVEFRONT_NO_8BIT")
+        && let Some(al) = smith_waterman_kernel(enc, parallel, Kernel::Avx2I8)
+    {
+        return Some(al);
     }
     let wide = Kernel::Avx512I16.detected() && !off("HETKIT_WAVEFRONT_NO_AVX512");
     smith_waterman_kernel(enc, parallel, if wide { Kernel::Avx512I16 } else { Kernel::Avx2I16 })
