@@ -321,118 +321,96 @@ macro_rules! striped {
     };
 }
 
+/// The AVX2 helpers of [`striped`] for lanes of `$width` bytes, from the intrinsics of that
+/// width.
+#[cfg(target_arch = "x86_64")]
+macro_rules! avx2_lanes {
+    ($t:ty, $width:literal, $set1:ident, $adds:ident, $subs:ident, $max:ident, $cmpgt:ident, $cmpeq:ident, $insert:ident) => {
+        use std::arch::x86_64::*;
+
+        type V = __m256i;
+        type T = $t;
+        const LANES: usize = 32 / $width;
+
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        fn splat(x: T) -> V {
+            $set1(x)
+        }
+
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        fn adds(a: V, b: V) -> V {
+            $adds(a, b)
+        }
+
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        fn subs(a: V, b: V) -> V {
+            $subs(a, b)
+        }
+
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        fn max(a: V, b: V) -> V {
+            $max(a, b)
+        }
+
+        /// Lanes up by one, `x` into lane 0: the low half's top lane crosses into the high
+        /// half through a copy of the low half moved up.
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        fn shift_in(v: V, x: T) -> V {
+            let s = _mm256_alignr_epi8::<{ 16 - $width }>(v, _mm256_permute2x128_si256::<0x08>(v, v));
+            $insert::<0>(s, x)
+        }
+
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        fn any_gt(a: V, b: V) -> bool {
+            _mm256_movemask_epi8($cmpgt(a, b)) != 0
+        }
+
+        /// The lowest lane holding `x`.
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        fn first_eq(v: V, x: T) -> Option<usize> {
+            let m = _mm256_movemask_epi8($cmpeq(v, $set1(x))) as u32;
+            (m != 0).then(|| m.trailing_zeros() as usize / $width)
+        }
+
+        striped!("avx2");
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2_i8 {
-    use std::arch::x86_64::*;
-
-    type V = __m256i;
-    type T = i8;
-    const LANES: usize = 32;
-
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn splat(x: T) -> V {
-        _mm256_set1_epi8(x)
-    }
-
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn adds(a: V, b: V) -> V {
-        _mm256_adds_epi8(a, b)
-    }
-
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn subs(a: V, b: V) -> V {
-        _mm256_subs_epi8(a, b)
-    }
-
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn max(a: V, b: V) -> V {
-        _mm256_max_epi8(a, b)
-    }
-
-    /// Lanes up by one, `x` into lane 0.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn shift_in(v: V, x: T) -> V {
-        let s = _mm256_alignr_epi8::<15>(v, _mm256_permute2x128_si256::<0x08>(v, v));
-        _mm256_insert_epi8::<0>(s, x)
-    }
-
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn any_gt(a: V, b: V) -> bool {
-        _mm256_movemask_epi8(_mm256_cmpgt_epi8(a, b)) != 0
-    }
-
-    /// The lowest lane holding `x`.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn first_eq(v: V, x: T) -> Option<usize> {
-        let m = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(x))) as u32;
-        (m != 0).then(|| m.trailing_zeros() as usize)
-    }
-
-    striped!("avx2");
+    avx2_lanes!(
+        i8,
+        1,
+        _mm256_set1_epi8,
+        _mm256_adds_epi8,
+        _mm256_subs_epi8,
+        _mm256_max_epi8,
+        _mm256_cmpgt_epi8,
+        _mm256_cmpeq_epi8,
+        _mm256_insert_epi8
+    );
 }
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use std::arch::x86_64::*;
-
-    type V = __m256i;
-    type T = i16;
-    const LANES: usize = 16;
-
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn splat(x: T) -> V {
-        _mm256_set1_epi16(x)
-    }
-
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn adds(a: V, b: V) -> V {
-        _mm256_adds_epi16(a, b)
-    }
-
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn subs(a: V, b: V) -> V {
-        _mm256_subs_epi16(a, b)
-    }
-
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn max(a: V, b: V) -> V {
-        _mm256_max_epi16(a, b)
-    }
-
-    /// Lanes up by one, `x` into lane 0.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn shift_in(v: V, x: T) -> V {
-        let s = _mm256_alignr_epi8::<14>(v, _mm256_permute2x128_si256::<0x08>(v, v));
-        _mm256_insert_epi16::<0>(s, x)
-    }
-
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn any_gt(a: V, b: V) -> bool {
-        _mm256_movemask_epi8(_mm256_cmpgt_epi16(a, b)) != 0
-    }
-
-    /// The lowest lane holding `x`.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn first_eq(v: V, x: T) -> Option<usize> {
-        let m = _mm256_movemask_epi8(_mm256_cmpeq_epi16(v, _mm256_set1_epi16(x))) as u32;
-        (m != 0).then(|| m.trailing_zeros() as usize / 2)
-    }
-
-    striped!("avx2");
+    avx2_lanes!(
+        i16,
+        2,
+        _mm256_set1_epi16,
+        _mm256_adds_epi16,
+        _mm256_subs_epi16,
+        _mm256_max_epi16,
+        _mm256_cmpgt_epi16,
+        _mm256_cmpeq_epi16,
+        _mm256_insert_epi16
+    );
 }
 
 #[cfg(target_arch = "x86_64")]
