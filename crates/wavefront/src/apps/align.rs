@@ -10,7 +10,7 @@
 use std::ops::Range;
 
 use crate::apps::scoring::{Encoded, Scoring};
-use crate::apps::strips::{run_strips, split};
+use crate::apps::strips::{pipeline_chunk, run_strips, split};
 use crate::boundary::Boundary2;
 use crate::config::Config2;
 use crate::error::Result;
@@ -45,8 +45,8 @@ impl Alignment {
 }
 
 /// Local alignment score and end of `a` against `b` (Smith-Waterman, affine gaps), on all cores
-/// with 16-bit SIMD lanes where the CPU has AVX2 (32-bit scalar otherwise, or when a score
-/// could leave the 16-bit range).
+/// with SIMD lanes where the CPU has AVX2: 8-bit lanes first, 16-bit ones when the score
+/// reaches 255, 32-bit scalar code when it reaches 65 535 (or without AVX2).
 ///
 /// # Errors
 /// A byte outside the scoring matrix, negative or huge penalties, sequences too long for `i32`
@@ -181,11 +181,13 @@ pub(crate) fn gotoh_strips(enc: &Encoded, local: bool, parallel: bool) -> (Align
             best: Alignment::ZERO,
         })
         .collect();
-    let chunk = 512.max(n / 64);
-    let states =
-        run_strips(states, n, chunk, parallel, |st: &mut Strip, _, cols, top: Option<&Vec<(i32, i32)>>| {
-            gotoh_tile(enc, local, st, cols, top)
-        });
+    let states = run_strips(
+        states,
+        n,
+        pipeline_chunk(n),
+        parallel,
+        |st: &mut Strip, _, cols, top: Option<&Vec<(i32, i32)>>| gotoh_tile(enc, local, st, cols, top),
+    );
     let best = states.iter().fold(Alignment::ZERO, |acc, s| acc.better(s.best));
     let last = states.last().and_then(|s| s.h.last().copied()).unwrap_or(0);
     (best, last)

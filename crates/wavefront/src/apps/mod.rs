@@ -7,7 +7,7 @@
 //! | [`synthetic`] (integer) | max-plus cell of `u32` (`dsize` 0) matching by a hash tested `rounds` times | tunable, fine |
 //! | [`nash`] | Nash-like: smoothed fictitious play on a 2x2 game perturbed by the neighbours | coarse |
 //! | [`lcs_length`] | longest common subsequence (bit-parallel fast path) | very fine |
-//! | [`smith_waterman`] | local alignment, affine gaps, score and end (16-bit SIMD fast path) | very fine |
+//! | [`smith_waterman`] | local alignment, affine gaps, score and end (8/16-bit SIMD fast path) | very fine |
 //! | [`needleman_wunsch`] | global alignment score, affine gaps, end gaps penalised | very fine |
 //! | [`synthetic`] (3D) | the synthetic kernel over N/W/top | tunable |
 //! | [`lt`] | LU/SOR-like lower-triangular 3D sweep with 5x5 blocks | medium |

@@ -44,11 +44,6 @@ impl Encoded {
     pub(crate) fn score(&self, x: u8, y: u8) -> i32 {
         self.matrix[x as usize * self.size + y as usize]
     }
-
-    /// The largest substitution score.
-    pub(crate) fn max_score(&self) -> i32 {
-        self.matrix.iter().copied().max().unwrap_or(0)
-    }
 }
 
 impl Scoring {
