@@ -123,6 +123,16 @@ fn whole_arrays_skewed_narrow_and_constant() {
     check_whole::<u32>(&mut rng, n, "narrow", |r, _| 0x8000_0000 + (r % 5000) as u32);
     check_whole::<i64>(&mut rng, n, "narrow", |r, _| -3 - (r % 70_000) as i64);
     check_whole::<f32>(&mut rng, n, "constant", |_, _| 2.5);
+    // Float bits skewed towards the top exponent: the scatter balances its buckets on 16 bits.
+    let unit = |r: u64| (r >> 11) as f64 / (1u64 << 53) as f64;
+    check_whole::<f32>(&mut rng, n, "uniform in [-1e6, 1e6)", |r, _| (unit(r) * 2e6 - 1e6) as f32);
+    check_whole::<f64>(&mut rng, n, "uniform in [0, 1e6)", |r, _| unit(r) * 1e6);
+    check_whole::<f32>(
+        &mut rng,
+        n,
+        "few exponents",
+        |r, i| if i % 3 == 0 { 1.0 } else { (r % 1000) as f32 * 1e-3 },
+    );
     check_whole::<f64>(&mut rng, n, "edges", |r, _| f64::edges()[r as usize % f64::edges().len()]);
     check_whole::<i32>(&mut rng, n, "random", |r, _| r as i32);
     check_whole::<u64>(&mut rng, n, "random", |r, _| r);

@@ -92,6 +92,33 @@ fn generate(dir: &Path) {
     }
 }
 
+/// A run's time: wall-clock milliseconds, or with `PEERS_CPU=1` the CPU time of the whole
+/// process (every thread, user and system, 10 ms ticks from `/proc/self/stat`), which a loaded
+/// machine inflates far less than the wall clock.
+struct Clock(Instant, Option<f64>);
+
+impl Clock {
+    fn now() -> Clock {
+        Clock(Instant::now(), std::env::var("PEERS_CPU").is_ok().then(cpu_ms).flatten())
+    }
+    fn ms(&self) -> f64 {
+        match self.1 {
+            Some(start) => cpu_ms().map_or(f64::NAN, |now| now - start),
+            None => self.0.elapsed().as_secs_f64() * 1e3,
+        }
+    }
+}
+
+/// utime + stime of this process in milliseconds (Linux, 100 ticks per second).
+fn cpu_ms() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some(ticks * 10.0)
+}
+
 /// One contender of a case: a name and a function timed on a fresh copy of the input.
 type Contender<'a, T> = (&'a str, Box<dyn Fn(&mut Vec<T>) + 'a>);
 
@@ -105,9 +132,9 @@ fn time_case<T: Clone + PartialEq + Send>(case: &str, input: &[T], reps: usize, 
                 continue;
             }
             let mut buf = input.to_vec();
-            let t = Instant::now();
+            let t = Clock::now();
             f(&mut buf);
-            let ms = t.elapsed().as_secs_f64() * 1e3;
+            let ms = t.ms();
             println!("{case}\t{name}\t{ms:.3}");
             match &first {
                 None => first = Some(black_box(buf)),
@@ -161,6 +188,26 @@ fn run(dir: &Path, reps: usize, only: &str) {
                 (
                     "std_par_sort_unstable",
                     Box::new(|v: &mut Vec<f32>| v.par_sort_unstable_by(f32::total_cmp)),
+                ),
+            ],
+        );
+    }
+    if wanted("sort_u32_whole_floor") {
+        // The bandwidth floor of a whole-array sort: one parallel read and write of the keys,
+        // into fresh memory (its page faults included, as a sort's scratch buffer pays them)
+        // and in place.
+        let salt = black_box(0u32);
+        time_case(
+            "sort_u32_whole_floor",
+            &u32s,
+            reps,
+            &[
+                ("copy_to_fresh_memory", Box::new(|v: &mut Vec<u32>| *v = v.par_iter().copied().collect())),
+                (
+                    "read_write_in_place",
+                    Box::new(move |v: &mut Vec<u32>| {
+                        v.par_chunks_mut(1 << 16).for_each(|c| c.iter_mut().for_each(|x| *x ^= salt))
+                    }),
                 ),
             ],
         );
@@ -263,13 +310,13 @@ fn kv_cases(f32s: &[f32], vals: &[u32], reps: usize, threads: usize, wanted: &dy
         for _ in 0..reps {
             // hetkit: key and value arrays, as its API takes them.
             let (mut k, mut x) = (f32s.to_vec(), vals.to_vec());
-            let t = Instant::now();
+            let t = Clock::now();
             if row == 0 {
                 sort::whole_by_key(&mut k, &mut x, Order::Ascending).unwrap();
             } else {
                 sort::rows_by_key(&mut k, &mut x, row, Order::Ascending).unwrap();
             }
-            println!("{case}\thetkit\t{:.3}", t.elapsed().as_secs_f64() * 1e3);
+            println!("{case}\thetkit\t{:.3}", t.ms());
             let want: Vec<(u32, u32)> = k.iter().map(|k| k.to_bits()).zip(x).collect();
             let peers: [(&str, &dyn Fn(&mut [KeyVal])); 3] = [
                 ("rdst", &|v: &mut [KeyVal]| {
@@ -297,9 +344,9 @@ fn kv_cases(f32s: &[f32], vals: &[u32], reps: usize, threads: usize, wanted: &dy
             ];
             for (name, f) in peers {
                 let mut v = pairs.clone();
-                let t = Instant::now();
+                let t = Clock::now();
                 f(&mut v);
-                println!("{case}\t{name}\t{:.3}", t.elapsed().as_secs_f64() * 1e3);
+                println!("{case}\t{name}\t{:.3}", t.ms());
                 // Unstable peers may order equal keys' values differently: compare keys only.
                 assert!(
                     v.iter().zip(&want).all(|(p, w)| p.key.to_bits() == w.0),

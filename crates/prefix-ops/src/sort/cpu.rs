@@ -33,7 +33,7 @@ pub const RADIX_ROW_MIN: usize = 256;
 /// prefix sums cost more than they share out.
 pub const RADIX_PAR_MIN: usize = 1 << 16;
 
-pub use super::radix::{MSD_DIGIT_BITS, PAR_DIGIT_BITS, SEQ_DIGIT_BITS};
+pub use super::radix::{HUGE_PAGE_MIN_BYTES, MSD_DIGIT_BITS, MSD_FINE_BITS, PAR_DIGIT_BITS, SEQ_DIGIT_BITS};
 
 /// Rows (and segments, and arrays below [`RADIX_PAR_MIN`]) of 32-bit keys longer than the
 /// network's and at most this long sort by the vectorised quicksort when the CPU has AVX2,
@@ -233,7 +233,7 @@ fn sort_stable<E: Copy + Send + Sync>(data: &mut [E], key_bits: u32, key: &(impl
 
 /// Buckets of the whole-array sort longer than this (skewed keys) sort by the parallel LSD
 /// sort; shorter ones on one thread, in cache.
-const MSD_BUCKET_MAX: usize = 1 << 16;
+pub(super) const MSD_BUCKET_MAX: usize = 1 << 16;
 
 /// The buckets of `b` as shared slices.
 fn split_buckets<E>(b: &super::radix::Buckets<E>) -> Vec<&[E]> {

@@ -57,8 +57,8 @@ mod simd;
 mod tuning;
 
 pub use cpu::{
-    CpuPlan, MSD_DIGIT_BITS, NETWORK_MAX_LEN, PAR_DIGIT_BITS, QUICK_MAX_LEN, RADIX_PAR_MIN, RADIX_ROW_MIN,
-    SEQ_DIGIT_BITS, WIDE_NET_MIN, plan_cpu, plan_cpu_with,
+    CpuPlan, HUGE_PAGE_MIN_BYTES, MSD_DIGIT_BITS, MSD_FINE_BITS, NETWORK_MAX_LEN, PAR_DIGIT_BITS,
+    QUICK_MAX_LEN, RADIX_PAR_MIN, RADIX_ROW_MIN, SEQ_DIGIT_BITS, WIDE_NET_MIN, plan_cpu, plan_cpu_with,
 };
 pub use key::{SortBits, SortKey, SortValue};
 pub use tuning::{KERNEL as TUNING_KERNEL, SortTuning};

@@ -113,7 +113,7 @@ where
         if active.is_empty() {
             return;
         }
-        let mut tmp: Vec<E> = Vec::with_capacity(n);
+        let mut tmp: Vec<E> = scratch(n);
         let bufs = [Buffer(data.as_mut_ptr()), Buffer(tmp.as_mut_ptr())];
         let mut counts: Vec<Vec<u32>> =
             first.iter().map(|h| h[active[0] << D..(active[0] + 1) << D].to_vec()).collect();
@@ -240,17 +240,19 @@ where
 /// L1 and L2 caches, while 2^12 write-combining lines still fit the L2 cache.
 pub const MSD_DIGIT_BITS: u32 = 12;
 
-/// The result of [`scatter_msd`]: the elements grouped by their top varying digit.
+/// The result of [`scatter_msd`]: the elements grouped into buckets of consecutive key ranges.
 pub(crate) struct Buckets<E> {
     /// The elements, bucket after bucket, each bucket in input order.
     pub(crate) keys: Vec<E>,
-    /// `starts[b] .. starts[b + 1]` is bucket `b` (2^[`MSD_DIGIT_BITS`] + 1 entries).
+    /// `starts[b] .. starts[b + 1]` is bucket `b` (at most 2^[`MSD_DIGIT_BITS`] + 1 entries).
     pub(crate) starts: Vec<usize>,
 }
 
-/// The first stage of the whole-array sort: one stable counting scatter of `data` by the
-/// [`MSD_DIGIT_BITS`] highest bits that vary over the input (one read finds them and counts
-/// them; a second only when the keys' top bits are constant), into a new buffer. Returns `None`
+/// The first stage of the whole-array sort: one stable counting scatter of `data` into at most
+/// 2^[`MSD_DIGIT_BITS`] buckets of consecutive runs of the [`MSD_FINE_BITS`] highest bits that
+/// vary over the input (one read finds them and counts them; a second only when the keys' top
+/// bits are constant), into a new buffer: runs of 16 of them (the plain 12-bit digit) where that
+/// leaves every bucket in cache, else runs balanced by their counts. Returns `None`
 /// when every key is the same, or there are fewer than two keys (nothing to do).
 pub(crate) fn scatter_msd<E, F>(data: &[E], key_bits: u32, key: &F) -> Option<Buckets<E>>
 where
@@ -298,6 +300,14 @@ impl<K: Copy + Sync, V: Copy + Sync> Source<(K, V)> for Zipped<'_, K, V> {
     }
 }
 
+/// Width of the fine histogram the whole-array scatter balances its buckets on (a tuning
+/// parameter): the counting read histograms the top 16 varying bits (2^16 counters, 256 KiB per
+/// thread, in L2), and the scatter's 2^[`MSD_DIGIT_BITS`] buckets are runs of consecutive fine
+/// digits of about `n / 2^12` keys each. A plain 12-bit digit leaves floats skewed: keys uniform
+/// in `[-1e6, 1e6]` put half of themselves under one exponent, in buckets of 500,000 keys that
+/// needed a second scatter; balanced runs of the 16-bit digit hold at most 32,768 of them.
+pub const MSD_FINE_BITS: u32 = 16;
+
 /// [`scatter_msd`] reading from any [`Source`].
 pub(crate) fn scatter_msd_from<E, F, S>(data: &S, key_bits: u32, key: &F) -> Option<Buckets<E>>
 where
@@ -306,7 +316,7 @@ where
     S: Source<E> + ?Sized,
 {
     const D: u32 = MSD_DIGIT_BITS;
-    type P<E, F> = Par<E, F, D, 1>;
+    const FINE_MASK: u64 = (1 << MSD_FINE_BITS) - 1;
     let n = data.len();
     let first = data.first()?;
     let chunks = rayon::current_num_threads().max(n.div_ceil(u32::MAX as usize)).max(1);
@@ -314,15 +324,15 @@ where
     let chunks = n.div_ceil(chunk);
     let parts = || (0..chunks).into_par_iter().map(|t| data.range(t * chunk..((t + 1) * chunk).min(n)));
     let k0 = key(&first);
-    let top = key_bits.saturating_sub(D);
+    let top = key_bits.saturating_sub(MSD_FINE_BITS);
     let counted: Vec<(u64, Vec<u32>)> = parts()
         .map(|c| {
-            let mut h = vec![0u32; 1 << D];
+            let mut h = vec![0u32; 1 << MSD_FINE_BITS];
             let mut diff = 0;
             for x in c {
                 let k = key(&x);
                 diff |= k ^ k0;
-                h[((k >> top) & P::<E, F>::MASK) as usize] += 1;
+                h[((k >> top) & FINE_MASK) as usize] += 1;
             }
             (diff, h)
         })
@@ -331,36 +341,127 @@ where
     if diff == 0 {
         return None;
     }
-    // The highest varying bit tops the digit; bits above it are the same in every key.
-    let shift = (u64::BITS - diff.leading_zeros()).saturating_sub(D);
-    let counts: Vec<Vec<u32>> = if shift == top {
+    // The highest varying bit tops the fine digit; bits above it are the same in every key.
+    let shift = (u64::BITS - diff.leading_zeros()).saturating_sub(MSD_FINE_BITS);
+    let fine: Vec<Vec<u32>> = if shift == top {
         counted.into_iter().map(|(_, h)| h).collect()
     } else {
         parts()
             .map(|c| {
-                let mut h = vec![0u32; 1 << D];
+                let mut h = vec![0u32; 1 << MSD_FINE_BITS];
                 for x in c {
-                    h[((key(&x) >> shift) & P::<E, F>::MASK) as usize] += 1;
+                    h[((key(&x) >> shift) & FINE_MASK) as usize] += 1;
                 }
                 h
             })
             .collect()
     };
+    let fine_global: Vec<usize> =
+        (0..1 << MSD_FINE_BITS).map(|f| fine.iter().map(|h| h[f] as usize).sum()).collect();
+    // Where the plain top digit already leaves every bucket in cache (uniform keys), it is
+    // the bucket: no table lookup per key in the scatter.
+    const GROUP: usize = 1 << (MSD_FINE_BITS - D);
+    let plain = fine_global.chunks(GROUP).all(|g| g.iter().sum::<usize>() <= super::cpu::MSD_BUCKET_MAX);
+    let (map, buckets) = if plain {
+        ((0..1u32 << MSD_FINE_BITS).map(|f| (f as usize / GROUP) as u16).collect(), 1 << D)
+    } else {
+        balance(&fine_global, n, 1 << D)
+    };
+    let counts: Vec<Vec<u32>> = fine
+        .iter()
+        .map(|h| {
+            let mut c = vec![0u32; 1 << D];
+            for (&b, &k) in map.iter().zip(h) {
+                c[b as usize] += k;
+            }
+            c
+        })
+        .collect();
     let global: Vec<usize> = (0..1 << D).map(|b| counts.iter().map(|h| h[b] as usize).sum()).collect();
-    let mut out: Vec<E> = Vec::with_capacity(n);
+    let mut out: Vec<E> = scratch(n);
     let target = Target { dst: Buffer(out.as_mut_ptr()), chunk, chunks, next_shift: None };
-    parts().zip(chunk_offsets(&global, &counts)).for_each(|(c, mut off)| {
-        // SAFETY: chunk t writes bucket b's positions off[b] .. off[b] + counts[t][b], which no
-        // other chunk writes, all below n; `out` has room for n elements.
-        unsafe { P::<E, F>::scatter(c, &target, &mut off, shift, key) };
-    });
+    let offsets = chunk_offsets(&global, &counts);
+    if plain {
+        let top_digit = shift + (MSD_FINE_BITS - D);
+        parts().zip(offsets).for_each(|(c, mut off)| {
+            // SAFETY: as below; the plain digit's buckets are the table's.
+            unsafe { Par::<E, F, D, 1>::scatter(c, &target, &mut off, top_digit, key) };
+        });
+    } else {
+        // The scatter's digit is the bucket itself (shift 0, below 2^D).
+        let bucket = |x: &E| map[((key(x) >> shift) & FINE_MASK) as usize] as u64;
+        parts().zip(offsets).for_each(|(c, mut off)| {
+            // SAFETY: chunk t writes bucket b's positions off[b] .. off[b] + counts[t][b], which
+            // no other chunk writes, all below n; `out` has room for n elements.
+            unsafe { Par::<E, _, D, 1>::scatter(c, &target, &mut off, 0, &bucket) };
+        });
+    }
     // SAFETY: the scatter wrote each of the n positions (it is a permutation).
     unsafe { out.set_len(n) };
-    let mut starts = vec![0; (1 << D) + 1];
-    exclusive_prefix(&global, &mut starts[..1 << D]);
-    starts[1 << D] = n;
+    let mut starts = vec![0; buckets + 1];
+    exclusive_prefix(&global[..buckets], &mut starts[..buckets]);
+    starts[buckets] = n;
     Some(Buckets { keys: out, starts })
 }
+
+/// Groups consecutive fine digits (counts `fine`, `n` keys in all) into at most `max` buckets
+/// of about `n / max` keys: a bucket closes once it holds that many, and a fine digit that
+/// alone holds that many gets a bucket of its own, so keys spread over two or more fine digits
+/// always land in two or more buckets (the recursion on a big bucket makes progress). Returns
+/// each fine digit's bucket and the number of buckets.
+fn balance(fine: &[usize], n: usize, max: usize) -> (Vec<u16>, usize) {
+    debug_assert!(max <= 1 << 16);
+    // Every bucket but the last holds at least n / max keys or is followed by one that does,
+    // so keys in two or more fine digits always fill two or more buckets.
+    let target = n.div_ceil(max).max(1);
+    let mut map = vec![0u16; fine.len()];
+    let (mut b, mut held) = (0usize, 0usize);
+    for (m, &c) in map.iter_mut().zip(fine) {
+        if held > 0 && c >= target && b + 1 < max {
+            (b, held) = (b + 1, 0);
+        }
+        *m = b as u16;
+        held += c;
+        if held >= target && b + 1 < max {
+            (b, held) = (b + 1, 0);
+        }
+    }
+    (map, (b + 1).min(max))
+}
+
+/// Bytes from which a scratch buffer asks for transparent huge pages (a tuning parameter): two
+/// huge pages, so at least one aligned 2 MiB page lies inside the buffer.
+pub const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
+
+/// Room for `n` elements, uninitialised. Large buffers are first touched by a scatter, one
+/// page fault per 4 KiB page (a quarter of a whole-array sort's time, and the scatter's 4096
+/// streams miss the TLB on 4 KiB pages); on Linux they ask for transparent huge pages first
+/// (`madvise(MADV_HUGEPAGE)`: the machines' THP setting is often `madvise`), which takes one
+/// fault per 2 MiB. Where the kernel says no, nothing changes.
+pub(crate) fn scratch<E>(n: usize) -> Vec<E> {
+    let v: Vec<E> = Vec::with_capacity(n);
+    let bytes = n.saturating_mul(size_of::<E>());
+    if bytes >= HUGE_PAGE_MIN_BYTES {
+        advise_huge_pages(v.as_ptr().cast(), bytes);
+    }
+    v
+}
+
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(p: *const u8, bytes: usize) {
+    const PAGE: usize = 4096;
+    let start = (p as usize).next_multiple_of(PAGE);
+    let end = (p as usize + bytes) / PAGE * PAGE;
+    if end > start {
+        // SAFETY: [start, end) lies inside the allocation just made (whole pages of it);
+        // MADV_HUGEPAGE changes how the kernel backs the pages, never their contents. The
+        // result is ignored: the advice is optional (an old kernel, THP disabled).
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_: *const u8, _: usize) {}
 
 /// Copies `len` elements; a full line (`len == w` elements of 64 bytes in all) as one
 /// fixed-size move, which compiles to two or four vector stores instead of a `memcpy` call.
@@ -443,4 +544,103 @@ fn chunk_offsets(global: &[usize], counts: &[Vec<u32>]) -> Vec<Vec<usize>> {
             mine
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+
+    fn random(seed: u64, n: usize, mask: u64, base: u64) -> Vec<u64> {
+        let mut rng = hetkit_testkit::TestRng::seed_from_u64(seed);
+        (0..n).map(|_| base.wrapping_add(rng.random::<u64>() & mask)).collect()
+    }
+
+    /// Checks a [`balance`] of counts `fine` into at most `max` buckets: monotone, at most
+    /// `max`, digits that alone reach the target alone in their bucket, and two or more buckets
+    /// holding keys whenever two or more digits do.
+    fn check_balance(fine: &[usize], max: usize) {
+        let n: usize = fine.iter().sum();
+        let (map, buckets) = balance(fine, n, max);
+        assert!(buckets >= 1 && buckets <= max, "{buckets} buckets of at most {max}");
+        assert!(map.windows(2).all(|w| w[0] <= w[1] && w[1] - w[0] <= 1), "not monotone");
+        assert!(map.iter().all(|&b| (b as usize) < buckets));
+        let mut held = vec![0; buckets];
+        for (&b, &c) in map.iter().zip(fine) {
+            held[b as usize] += c;
+        }
+        let target = n.div_ceil(max).max(1);
+        if *map.last().unwrap() as usize + 1 < max {
+            for (f, &c) in fine.iter().enumerate() {
+                if c >= target {
+                    assert_eq!(held[map[f] as usize], c, "a big digit shares its bucket");
+                }
+            }
+        }
+        let used_digits = fine.iter().filter(|&&c| c > 0).count();
+        let used_buckets = held.iter().filter(|&&c| c > 0).count();
+        assert!(used_digits < 2 || used_buckets >= 2, "{used_digits} digits in {used_buckets} bucket");
+    }
+
+    #[test]
+    fn balance_edges() {
+        check_balance(&[0, 5, 0, 0], 4);
+        check_balance(&[1, 1_000_000], 4096);
+        check_balance(&[1_000_000, 1], 4096);
+        check_balance(&[3; 1 << 16], 4096);
+        check_balance(&[1, 0, 1, 0, 1], 2);
+    }
+
+    proptest! {
+        #[test]
+        fn balance_is_monotone_bounded_and_splits(
+            fine in prop::collection::vec(prop_oneof![Just(0usize), 0usize..5, 0usize..10_000], 1..300),
+            max in 2usize..64,
+        ) {
+            prop_assume!(fine.iter().sum::<usize>() > 0);
+            check_balance(&fine, max);
+        }
+    }
+
+    #[test]
+    fn balanced_scatter_orders_buckets_and_keeps_input_order() {
+        // Floats uniform in [-1e6, 1e6] (their ordered bits skewed towards the top exponent:
+        // n / 32 keys in each of its 12-bit buckets, past the in-cache limit at this n), u32
+        // uniform, and a narrow range.
+        let n = 1 << 22;
+        let mut rng = hetkit_testkit::TestRng::seed_from_u64(5);
+        let floats: Vec<u64> = (0..n)
+            .map(|_| {
+                use crate::sort::SortKey;
+                rng.random_range(-1.0e6f32..1.0e6).to_bits_ordered() as u64
+            })
+            .collect();
+        let small = 1 << 18;
+        for (what, keys) in [
+            ("floats", floats),
+            ("u32", random(1, small, u32::MAX as u64, 0)),
+            ("narrow", random(2, small, 4095, 77)),
+        ] {
+            let n = keys.len();
+            let input: Vec<(u64, u32)> = keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
+            let b = scatter_msd(&input, 64, &|p: &(u64, u32)| p.0).unwrap();
+            let buckets: Vec<&[(u64, u32)]> = b.starts.windows(2).map(|w| &b.keys[w[0]..w[1]]).collect();
+            assert_eq!(*b.starts.last().unwrap(), n);
+            for w in buckets.windows(2) {
+                let top = w[0].iter().map(|p| p.0).max();
+                let bottom = w[1].iter().map(|p| p.0).min();
+                assert!(top.zip(bottom).is_none_or(|(t, b)| t < b), "{what}: buckets overlap");
+            }
+            for bucket in &buckets {
+                assert!(bucket.windows(2).all(|w| w[0].1 < w[1].1), "{what}: input order lost");
+            }
+            let mut all: Vec<u32> = b.keys.iter().map(|p| p.1).collect();
+            all.sort_unstable();
+            assert!(all.iter().enumerate().all(|(i, &p)| p == i as u32), "{what}: not a permutation");
+            // Every bucket fits the cache: no second scatter.
+            let largest = buckets.iter().map(|b| b.len()).max().unwrap();
+            assert!(largest <= crate::sort::cpu::MSD_BUCKET_MAX, "{what}: a bucket of {largest} keys");
+        }
+    }
 }
