@@ -155,9 +155,9 @@ impl Hybrid {
         None
     }
 
-    /// From the end of a climb at the run's best: for each neighbour already known to fail (a wall), walks every
-    /// other axis from that neighbour, both directions, up to `wall_steps` valid points, to
-    /// the first that runs; the first of those faster than `cur`, if any.
+    /// From the end of a climb at the run's best: for each neighbour already known to fail (a
+    /// wall), walks every other axis from that neighbour, both directions, up to `wall_steps`
+    /// valid points, to the first that runs; the first of those faster than `cur`, if any.
     fn around_wall(
         &self,
         s: &mut Search<'_>,
