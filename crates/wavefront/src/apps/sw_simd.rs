@@ -31,7 +31,8 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     #[cfg(test)]
-    pub(crate) const ALL: [Kernel; 4] = [Kernel::Avx512I8, Kernel::Avx2I8, Kernel::Avx512I16, Kernel::Avx2I16];
+    pub(crate) const ALL: [Kernel; 4] =
+        [Kernel::Avx512I8, Kernel::Avx2I8, Kernel::Avx512I16, Kernel::Avx2I16];
 
     /// Whether this CPU has the kernel's instruction set.
     pub(crate) fn detected(self) -> bool {
@@ -71,7 +72,8 @@ pub(crate) fn smith_waterman_simd(enc: &Encoded, parallel: bool) -> Option<Align
     }
     let wide = Kernel::Avx512I16.detected() && !off("HETKIT_WAVEFRONT_NO_AVX512");
     if !off("HETKIT_WAVEFRONT_NO_8BIT")
-        && let Some(al) = smith_waterman_kernel(enc, parallel, if wide { Kernel::Avx512I8 } else { Kernel::Avx2I8 })
+        && let Some(al) =
+            smith_waterman_kernel(enc, parallel, if wide { Kernel::Avx512I8 } else { Kernel::Avx2I8 })
     {
         return Some(al);
     }
@@ -615,8 +617,10 @@ mod avx512_i8 {
             let ix = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
             // Letters are below 64: no index has its top bit set (which would zero the lane).
             let hi4 = _mm512_test_epi8_mask(ix, bit4);
-            let lo_half = _mm512_mask_blend_epi8(hi4, _mm512_shuffle_epi8(q[0], ix), _mm512_shuffle_epi8(q[1], ix));
-            let hi_half = _mm512_mask_blend_epi8(hi4, _mm512_shuffle_epi8(q[2], ix), _mm512_shuffle_epi8(q[3], ix));
+            let lo_half =
+                _mm512_mask_blend_epi8(hi4, _mm512_shuffle_epi8(q[0], ix), _mm512_shuffle_epi8(q[1], ix));
+            let hi_half =
+                _mm512_mask_blend_epi8(hi4, _mm512_shuffle_epi8(q[2], ix), _mm512_shuffle_epi8(q[3], ix));
             prof.push(_mm512_mask_blend_epi8(_mm512_test_epi8_mask(ix, bit5), lo_half, hi_half));
         }
     }
