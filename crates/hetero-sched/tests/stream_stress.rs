@@ -373,3 +373,85 @@ fn in_place_slots_of_a_lone_sender_interleave_with_clones_that_come_and_go() {
     });
     check_merge(&received, 2, rounds * per_round);
 }
+
+/// Pops with `min` of one to three and `max` up to eight (so that the end of the stream flushes
+/// fewer than `min`), consuming a random prefix of each batch, until the end of the stream.
+fn consume_elastic_small(rx: &mut Receiver<u64>, seed: u64) -> Vec<u64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::new();
+    loop {
+        let min = rng.random_range(1..=3);
+        let max = min + rng.random_range(0..=5);
+        let Some(batch) = rx.pop(min, max).expect("valid range") else { return out };
+        assert!(!batch.is_empty() && batch.len() <= max, "{} items for pop({min}, {max})", batch.len());
+        let k = match rng.random_range(0..8) {
+            0 => 0,
+            1 => rng.random_range(0..=batch.len()),
+            _ => batch.len(),
+        };
+        out.extend_from_slice(&batch[..k]);
+        batch.finalize(k).expect("k <= len");
+    }
+}
+
+/// Sends `count` items of producer 0 from `seq` on as one-item in-place slots (committed or
+/// published by dropping), pausing for a millisecond about once in 2000 items.
+fn send_lone(tx: &mut Sender<u64>, seq: &mut u64, count: u64, rng: &mut ChaCha8Rng) {
+    for _ in 0..count {
+        if rng.random_range(0..2000) == 0 {
+            thread::sleep(Duration::from_millis(1));
+        }
+        let mut slot = tx.reserve(1);
+        slot[0] = tag(0, *seq);
+        match rng.random_range(0..3) {
+            0 => drop(slot),
+            _ => slot.commit(1).expect("1 <= 1"),
+        }
+        *seq += 1;
+    }
+}
+
+#[test]
+fn one_item_slots_of_a_lone_sender_then_of_several_keep_every_item_once_in_order() {
+    // A lone sender writes one-item slots in place (the lock-free path), pausing now and then
+    // for longer than the receiver spins, so that the receiver parks in `pop` and only that
+    // slot's publication can wake it; then clones on other threads send at the same time
+    // (every slot staged, pushes locked) and go away, the lone path resumes, and the stream
+    // ends while the receiver waits for more than remains.
+    for seed in 0..3u64 {
+        let received = bounded(Duration::from_secs(60), move || {
+            let (mut tx, mut rx) = Pipeline::new().channel::<u64>();
+            let consumer = thread::spawn(move || consume_elastic_small(&mut rx, seed + 70));
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut seq = 0u64;
+            send_lone(&mut tx, &mut seq, 20_000, &mut rng);
+            let others: Vec<_> = (1..=3u64)
+                .map(|p| {
+                    let mut clone = tx.clone();
+                    thread::spawn(move || {
+                        let mut rng = ChaCha8Rng::seed_from_u64(seed * 10 + p);
+                        send_singles(&mut clone, p, 0, 5_000, &mut rng)
+                    })
+                })
+                .collect();
+            seq = send_singles(&mut tx, 0, seq, 5_000, &mut rng);
+            others.into_iter().for_each(|h| {
+                h.join().expect("clone");
+            });
+            send_lone(&mut tx, &mut seq, 20_000, &mut rng);
+            // An uncommitted prefix (k = 0) publishes nothing, and the next slot reuses the room.
+            tx.reserve(1).commit(0).expect("0 <= 1");
+            assert!(matches!(tx.reserve(1).commit(2), Err(StreamError::CommitTooMany { k: 2, n: 1 })));
+            thread::sleep(Duration::from_millis(5)); // the receiver parks, waiting for more
+            drop(tx);
+            consumer.join().expect("consumer")
+        });
+        assert_eq!(received.len(), 45_000 + 15_000);
+        let mine: Vec<u64> = received.iter().copied().filter(|v| v >> 32 == 0).collect();
+        assert_eq!(mine, (0..45_000).map(|s| tag(0, s)).collect::<Vec<_>>());
+        for p in 1..=3u64 {
+            let theirs: Vec<u64> = received.iter().copied().filter(|v| v >> 32 == p).collect();
+            assert_eq!(theirs, (0..5_000).map(|s| tag(p, s)).collect::<Vec<_>>(), "producer {p}");
+        }
+    }
+}

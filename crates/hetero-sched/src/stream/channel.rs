@@ -22,6 +22,7 @@
 //! push reaches what the receiver waits for, and never makes a system call while the receiver is
 //! running.
 
+use std::mem::ManuallyDrop;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
@@ -31,7 +32,7 @@ use crossbeam_utils::CachePadded;
 
 use super::error::{Result, StreamError};
 use super::pace::{self, Pace};
-use super::segments::{CHUNK, Head, Reservation, Storage};
+use super::segments::{CHUNK, Head, Storage};
 use super::stats;
 
 /// State shared by every endpoint of one pipeline: whether the run was stopped, and the channels
@@ -301,14 +302,15 @@ impl<T: Item> Sender<T> {
             let this: &Sender<T> = self;
             let chan = &*this.targets[0];
             // SAFETY: this sender is the only one (count 1) and is borrowed mutably by the
-            // slot, so no other producer can exist until the slot is gone.
-            let res = unsafe { chan.storage.reserve_alone(n) };
-            return Slot { place: Some(Place::Direct { chan, res }), n };
+            // slot, so no other producer can exist until the slot is gone; the slot commits at
+            // most once (`commit` or its drop) and at most `n` items.
+            let items = unsafe { chan.storage.reserve_alone(n) };
+            return Slot { place: Place::Direct { chan, items }, n };
         }
         if self.staging.len() < n {
             self.staging.resize(n, T::default());
         }
-        Slot { place: Some(Place::Staged(self)), n }
+        Slot { place: Place::Staged(self), n }
     }
 
     /// Stops this sender's run (what cancelling an in-process transport means): every stage of
@@ -374,24 +376,30 @@ impl<T: Item> Drop for Sender<T> {
 /// Channel memory reserved by [`Sender::reserve`]: derefs to `&mut [T]` of the reserved length.
 /// [`Slot::commit`] publishes a prefix; dropping the slot publishes all of it.
 pub struct Slot<'a, T: Item> {
-    /// `None` once published (or discarded).
-    place: Option<Place<'a, T>>,
+    place: Place<'a, T>,
     n: usize,
 }
 
 /// Where a slot's items are written.
 enum Place<'a, T: Item> {
-    /// In the tail segment of the only channel, whose tail the slot owns.
-    Direct { chan: &'a Chan<T>, res: Reservation<'a, T> },
+    /// In the tail segment of the only channel, whose tail the slot owns: `items` are its
+    /// reserved slots, published by [`Storage::commit_alone`].
+    Direct { chan: &'a Chan<T>, items: &'a mut [T] },
     /// In the sender's staging buffer.
     Staged(&'a mut Sender<T>),
 }
 
 impl<T: Item> Place<'_, T> {
+    /// Publishes the first `k <= n` items; called once per slot, by `commit` or by the drop.
     #[inline]
-    fn publish(self, k: usize) -> Result<()> {
+    fn publish(&mut self, k: usize) -> Result<()> {
         match self {
-            Place::Direct { chan, res } => chan.deliver(k, || res.commit(k)),
+            Place::Direct { chan, .. } => {
+                let chan: &Chan<T> = chan;
+                // SAFETY: the slot's sender is still the only producer (it is borrowed by the
+                // slot), this is the slot's one publication, and `k <= n` was checked.
+                chan.deliver(k, || unsafe { chan.storage.commit_alone(k) })
+            }
             Place::Staged(sender) => sender.publish_staged(k),
         }
     }
@@ -403,22 +411,24 @@ impl<T: Item> Slot<'_, T> {
     /// Errors: [`StreamError::CommitTooMany`] when `k` exceeds the slot (nothing is published),
     /// and those of [`Sender::push`].
     #[inline]
-    pub fn commit(mut self, k: usize) -> Result<()> {
-        let place = self.place.take().expect("a slot is published once");
-        if k > self.n {
-            return Err(StreamError::CommitTooMany { k, n: self.n });
+    pub fn commit(self, k: usize) -> Result<()> {
+        // Not dropped: the drop would publish all `n` a second time. What the slot holds are
+        // borrows, so forgetting it leaks nothing.
+        let mut slot = ManuallyDrop::new(self);
+        if k > slot.n {
+            return Err(StreamError::CommitTooMany { k, n: slot.n });
         }
-        place.publish(k)
+        slot.place.publish(k)
     }
 }
 
 impl<T: Item> Deref for Slot<'_, T> {
     type Target = [T];
+    #[inline]
     fn deref(&self) -> &[T] {
-        match self.place.as_ref() {
-            Some(Place::Direct { res, .. }) => res.as_slice(),
-            Some(Place::Staged(sender)) => &sender.staging[..self.n],
-            None => &[],
+        match &self.place {
+            Place::Direct { items, .. } => items,
+            Place::Staged(sender) => &sender.staging[..self.n],
         }
     }
 }
@@ -426,21 +436,18 @@ impl<T: Item> Deref for Slot<'_, T> {
 impl<T: Item> DerefMut for Slot<'_, T> {
     #[inline]
     fn deref_mut(&mut self) -> &mut [T] {
-        match self.place.as_mut() {
-            Some(Place::Direct { res, .. }) => res.as_mut_slice(),
-            Some(Place::Staged(sender)) => &mut sender.staging[..self.n],
-            None => &mut [],
+        match &mut self.place {
+            Place::Direct { items, .. } => items,
+            Place::Staged(sender) => &mut sender.staging[..self.n],
         }
     }
 }
 
 impl<T: Item> Drop for Slot<'_, T> {
     fn drop(&mut self) {
-        if let Some(place) = self.place.take() {
-            // A drop cannot report: a stopped run or a gone receiver loses the items, which is
-            // what either of those means anyway. `commit` reports them.
-            let _ = place.publish(self.n);
-        }
+        // A drop cannot report: a stopped run or a gone receiver loses the items, which is what
+        // either of those means anyway. `commit` reports them.
+        let _ = self.place.publish(self.n);
     }
 }
 

@@ -188,18 +188,50 @@ impl<T: Copy + Default + Send> Storage<T> {
     }
 
     /// [`Storage::reserve`] without the tail lock, for a slot that its caller writes in place
-    /// while it lives. Only valid for the only producer there is, while no other can appear
-    /// (the caller checks that it has no clones, and holds it exclusively while the
+    /// while it lives: makes room for `n` items and returns them, to be published by
+    /// [`Storage::commit_alone`]. Only valid for the only producer there is, while no other can
+    /// appear (the caller checks that it has no clones, and holds it exclusively while the
     /// reservation lives): then nobody else touches the tail (invariant 1), and an atomic
-    /// read-modify-write per item is saved. A leaked reservation holds nothing.
+    /// read-modify-write per item is saved. The slots are a plain `&mut [T]` rather than a
+    /// guard object, so that the caller's slot is two pointers and a length that stay in
+    /// registers between the reserve, the caller's writes and the commit (a guard moved through
+    /// memory was reloaded right after the item's store, which waits for that store whenever
+    /// the consumer holds the item's cache line). A leaked reservation holds nothing.
     ///
     /// # Safety
-    /// The caller is the channel's only producer and stays so while the reservation lives:
-    /// no other `reserve`, `reserve_alone` or `push` on this storage may run until it is
-    /// committed or dropped.
+    /// The caller is the channel's only producer and stays so while the returned slice lives:
+    /// no other `reserve`, `reserve_alone`, `commit_alone` or `push` on this storage may run
+    /// until the slice is no longer used (and, if it publishes, until its `commit_alone`).
     #[inline]
-    pub(super) unsafe fn reserve_alone(&self, n: usize) -> Reservation<'_, T> {
-        Self::make_room(TailGuard { storage: self, locked: false }, n)
+    // The exclusive borrow out of a shared one is what the precondition makes sound: the caller
+    // is the only producer, and only a producer touches unpublished slots.
+    #[allow(clippy::mut_from_ref)]
+    pub(super) unsafe fn reserve_alone(&self, n: usize) -> &mut [T] {
+        let mut guard = TailGuard { storage: self, locked: false };
+        let tail = guard.tail();
+        // SAFETY: the tail segment stays linked and allocated while we own the tail
+        // (invariant 3: the consumer frees only sealed segments, and only the owner seals).
+        let cap = unsafe { tail.seg.as_ref().cap };
+        if cap - tail.fill < n {
+            self.start_segment(tail, n);
+        }
+        // SAFETY: slots `fill .. fill + n` of the tail segment are in bounds (room was made),
+        // initialised and unpublished, so nobody else reads or writes them (invariant 1) while
+        // the caller, the only producer, holds them (the precondition).
+        unsafe { std::slice::from_raw_parts_mut(tail.seg.as_ref().ptr.as_ptr().add(tail.fill), n) }
+    }
+
+    /// Publishes the first `k` items of the last [`Storage::reserve_alone`]; returns the new
+    /// published count.
+    ///
+    /// # Safety
+    /// The caller made that reservation of at least `k` items as the channel's only producer,
+    /// is so still, and has not committed it (nor reserved or pushed since).
+    #[inline]
+    pub(super) unsafe fn commit_alone(&self, k: usize) -> usize {
+        let mut guard = TailGuard { storage: self, locked: false };
+        guard.tail().fill += k;
+        guard.publish(k)
     }
 
     /// Appends a copy of `items` and publishes them; returns the new published count.
@@ -301,23 +333,14 @@ pub(super) struct Reservation<'a, T> {
 }
 
 impl<T> Reservation<'_, T> {
-    /// The reserved slots (earlier values or `T::default()` until written).
-    pub(super) fn as_slice(&self) -> &[T] {
-        // SAFETY: we own the tail; slots `fill .. fill + n` of the tail segment are in
-        // bounds (`reserve` made room), initialised, and unpublished, so nobody else reads or
-        // writes them (invariant 1) while this borrow of the reservation lives.
-        unsafe {
-            let tail = &*self.guard.storage.tail.tail.get();
-            std::slice::from_raw_parts(tail.seg.as_ref().ptr.as_ptr().add(tail.fill), self.n)
-        }
-    }
-
     /// The reserved slots, to write.
     #[inline]
     pub(super) fn as_mut_slice(&mut self) -> &mut [T] {
         let tail = self.guard.tail();
-        // SAFETY: as in `as_slice`; the mutable borrow of the reservation makes this the only
-        // reference to the slots.
+        // SAFETY: we own the tail; slots `fill .. fill + n` of the tail segment are in bounds
+        // (`reserve` made room), initialised and unpublished, so nobody else reads or writes them
+        // (invariant 1), and the mutable borrow of the reservation makes this the only reference
+        // to them.
         unsafe { std::slice::from_raw_parts_mut(tail.seg.as_ref().ptr.as_ptr().add(tail.fill), self.n) }
     }
 

@@ -2,8 +2,8 @@
 //! the lanes, so a column of the table is `seg` vectors and the vertical dependency crosses lanes
 //! only in the "lazy F" correction pass (which also updates `E`, so the result is full Gotoh).
 //!
-//! Three kernels, one macro over the lane type: 32 lanes of `i8` on AVX2, 32 lanes of `i16` on
-//! AVX-512BW and 16 lanes of `i16` on AVX2, detected at run time. A lane holds `score + T::MIN`,
+//! Four kernels, one macro over the lane type: 64 lanes of `i8` on AVX-512BW, 32 on AVX2, 32
+//! lanes of `i16` on AVX-512BW and 16 on AVX2, detected at run time. A lane holds `score + T::MIN`,
 //! so the saturating add of a negative substitution score stops at the local floor 0 by itself
 //! (no separate `max` with zero), and the range is `0 ..= T::MAX - T::MIN` (255 for `i8`). A
 //! result that reached the top of the range may have saturated: it is recomputed with the next
@@ -19,6 +19,8 @@ use crate::apps::scoring::Encoded;
 /// The striped kernels, in the order [`smith_waterman_simd`] tries them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kernel {
+    /// 64 lanes of `i8` (AVX-512BW): scores up to 254.
+    Avx512I8,
     /// 32 lanes of `i8` (AVX2): scores up to 254.
     Avx2I8,
     /// 32 lanes of `i16` (AVX-512BW): scores up to 65 534.
@@ -29,14 +31,15 @@ pub(crate) enum Kernel {
 
 impl Kernel {
     #[cfg(test)]
-    pub(crate) const ALL: [Kernel; 3] = [Kernel::Avx2I8, Kernel::Avx512I16, Kernel::Avx2I16];
+    pub(crate) const ALL: [Kernel; 4] =
+        [Kernel::Avx512I8, Kernel::Avx2I8, Kernel::Avx512I16, Kernel::Avx2I16];
 
     /// Whether this CPU has the kernel's instruction set.
     pub(crate) fn detected(self) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
             match self {
-                Kernel::Avx512I16 => std::is_x86_feature_detected!("avx512bw"),
+                Kernel::Avx512I8 | Kernel::Avx512I16 => std::is_x86_feature_detected!("avx512bw"),
                 Kernel::Avx2I8 | Kernel::Avx2I16 => std::is_x86_feature_detected!("avx2"),
             }
         }
@@ -50,7 +53,7 @@ impl Kernel {
     /// assumption `extend <= open` holds.
     pub(crate) fn takes(self, enc: &Encoded) -> bool {
         let limit = match self {
-            Kernel::Avx2I8 => i32::from(i8::MAX),
+            Kernel::Avx512I8 | Kernel::Avx2I8 => i32::from(i8::MAX),
             Kernel::Avx512I16 | Kernel::Avx2I16 => i32::from(i16::MAX),
         };
         enc.extend <= enc.open && enc.open <= limit && enc.matrix.iter().all(|s| s.abs() <= limit)
@@ -60,19 +63,20 @@ impl Kernel {
 /// The best alignment, or `None` when this CPU has neither AVX2 nor AVX-512BW, the penalties
 /// are outside what the striped pass assumes (`extend <= open`), or a score could have
 /// saturated 16 bits. `HETKIT_WAVEFRONT_NO_SIMD` turns the striped passes off,
-/// `HETKIT_WAVEFRONT_NO_8BIT` skips the 8-bit one, `HETKIT_WAVEFRONT_NO_AVX512` keeps the
-/// 16-bit one on AVX2.
+/// `HETKIT_WAVEFRONT_NO_8BIT` skips the 8-bit one, `HETKIT_WAVEFRONT_NO_AVX512` keeps both
+/// on AVX2.
 pub(crate) fn smith_waterman_simd(enc: &Encoded, parallel: bool) -> Option<Alignment> {
     let off = |var: &str| std::env::var_os(var).is_some();
     if off("HETKIT_WAVEFRONT_NO_SIMD") {
         return None;
     }
+    let wide = Kernel::Avx512I16.detected() && !off("HETKIT_WAVEFRONT_NO_AVX512");
     if !off("HETKIT_WAVEFRONT_NO_8BIT")
-        && let Some(al) = smith_waterman_kernel(enc, parallel, Kernel::Avx2I8)
+        && let Some(al) =
+            smith_waterman_kernel(enc, parallel, if wide { Kernel::Avx512I8 } else { Kernel::Avx2I8 })
     {
         return Some(al);
     }
-    let wide = Kernel::Avx512I16.detected() && !off("HETKIT_WAVEFRONT_NO_AVX512");
     smith_waterman_kernel(enc, parallel, if wide { Kernel::Avx512I16 } else { Kernel::Avx2I16 })
 }
 
@@ -85,6 +89,7 @@ pub(crate) fn smith_waterman_kernel(enc: &Encoded, parallel: bool, kernel: Kerne
     #[cfg(target_arch = "x86_64")]
     {
         match kernel {
+            Kernel::Avx512I8 => avx512_i8::run(enc, parallel),
             Kernel::Avx2I8 => avx2_i8::run(enc, parallel),
             Kernel::Avx512I16 => avx512::run(enc, parallel),
             Kernel::Avx2I16 => avx2::run(enc, parallel),
@@ -167,7 +172,7 @@ macro_rules! striped {
                 .into_iter()
                 .enumerate()
                 // SAFETY: `run` is called only after the instruction set was detected at run time.
-                .map(|(s, rows)| unsafe { new_strip(enc, rows, s + 1 < parts) })
+                .map(|(s, rows)| unsafe { new_strip(rows, s + 1 < parts) })
                 .collect();
             let n = enc.b.len();
             let (open, ext) = (enc.open as T, enc.extend as T);
@@ -178,7 +183,12 @@ macro_rules! striped {
                 parallel,
                 |st: &mut Strip, _, cols, top: Option<&Vec<(T, T)>>| {
                     // SAFETY: as above.
-                    unsafe { tile(st, &enc.b[cols.clone()], cols.start, top.map(|t| &t[..]), open, ext) }
+                    unsafe {
+                        if st.prof.is_empty() {
+                            st.prof = build_profile(enc, st.rows.clone(), st.seg);
+                        }
+                        tile(st, &enc.b[cols.clone()], cols.start, top.map(|t| &t[..]), open, ext)
+                    }
                 },
             );
             let zero = Alignment { score: 0, end_a: 0, end_b: 0 };
@@ -188,26 +198,15 @@ macro_rules! striped {
             (best.score < score_of(T::MAX)).then_some(best)
         }
 
+        /// A strip without its query profile: the thread that sweeps it builds that in its first
+        /// tile, so the strips' profiles are built at once and a second thread's wake-up overlaps
+        /// the first one's build instead of following it.
         #[target_feature(enable = $feature)]
-        fn new_strip(enc: &Encoded, rows: Range<usize>, below: bool) -> Strip {
+        fn new_strip(rows: Range<usize>, below: bool) -> Strip {
             let seg = rows.len().div_ceil(LANES);
-            let mut prof = Vec::with_capacity(enc.size * seg);
-            for y in 0..enc.size as u8 {
-                for i in 0..seg {
-                    // Padding rows add `T::MIN`: they stay at the floor unless a gap reaches them.
-                    let mut lane = [T::MIN; LANES];
-                    for (k, v) in lane.iter_mut().enumerate() {
-                        let q = k * seg + i;
-                        if q < rows.len() {
-                            *v = enc.score(enc.a[rows.start + q], y) as T;
-                        }
-                    }
-                    prof.push(from_lanes(lane));
-                }
-            }
             Strip {
                 seg,
-                prof,
+                prof: Vec::new(),
                 h_store: vec![splat(ZERO); seg],
                 h_load: vec![splat(ZERO); seg],
                 e: vec![splat(ZERO); seg],
@@ -215,6 +214,41 @@ macro_rules! striped {
                 best: Alignment { score: 0, end_a: 0, end_b: 0 },
                 rows,
                 below,
+            }
+        }
+
+        /// The query profile of rows `rows` in striped layout: `prof[y * seg + i]`, lane `k`,
+        /// scores row `k * seg + i` against letter `y`. Padding rows add `T::MIN`: they stay at
+        /// the floor unless a gap reaches them.
+        #[target_feature(enable = $feature)]
+        fn build_profile(enc: &Encoded, rows: Range<usize>, seg: usize) -> Vec<V> {
+            // The letters in striped order, padding as letter `size` (at most 255: the encoder
+            // gives at most 255 letters), whose column entry stays `T::MIN`.
+            let pad = enc.size as u8;
+            let mut idx = vec![pad; seg * LANES];
+            for (q, &x) in enc.a[rows].iter().enumerate() {
+                idx[(q % seg) * LANES + q / seg] = x;
+            }
+            let mut prof = Vec::with_capacity(enc.size * seg);
+            let mut column = [T::MIN; 256];
+            for y in 0..enc.size {
+                for (x, c) in column[..enc.size].iter_mut().enumerate() {
+                    *c = enc.matrix[x * enc.size + y] as T;
+                }
+                profile_column(&column, enc.size + 1, &idx, &mut prof);
+            }
+            prof
+        }
+
+        /// Pushes one vector per `LANES` letters of `idx`, lane `k` taking `column[idx[k]]`.
+        #[target_feature(enable = $feature)]
+        fn profile_column_scalar(column: &[T; 256], idx: &[u8], prof: &mut Vec<V>) {
+            for chunk in idx.chunks_exact(LANES) {
+                let mut lane = [ZERO; LANES];
+                for (v, &x) in lane.iter_mut().zip(chunk) {
+                    *v = column[usize::from(x)];
+                }
+                prof.push(from_lanes(lane));
             }
         }
 
@@ -396,6 +430,27 @@ mod avx2_i8 {
         _mm256_cmpeq_epi8,
         _mm256_insert_epi8
     );
+
+    /// [`profile_column_scalar`] 32 lanes at a time for up to 32 letters (BLOSUM62 has 24 and
+    /// the padding one): two sixteen-entry byte shuffles and a blend on bit 4 of the letter.
+    #[target_feature(enable = "avx2")]
+    fn profile_column(column: &[T; 256], letters: usize, idx: &[u8], prof: &mut Vec<V>) {
+        if letters > 32 {
+            return profile_column_scalar(column, idx, prof);
+        }
+        // SAFETY: `column` has 256 bytes, of which the first 32 are read.
+        let t = unsafe { _mm256_loadu_si256(column.as_ptr().cast()) };
+        let lo = _mm256_permute2x128_si256::<0x00>(t, t);
+        let hi = _mm256_permute2x128_si256::<0x11>(t, t);
+        for chunk in idx.chunks_exact(LANES) {
+            // SAFETY: `chunk` has LANES = 32 bytes.
+            let ix = unsafe { _mm256_loadu_si256(chunk.as_ptr().cast()) };
+            // Letters are below 32, so no index has its top bit set (which would zero the
+            // lane); shifting the 16-bit lanes by 3 moves each byte's bit 4 to its top bit.
+            let pick_hi = _mm256_slli_epi16::<3>(ix);
+            prof.push(_mm256_blendv_epi8(_mm256_shuffle_epi8(lo, ix), _mm256_shuffle_epi8(hi, ix), pick_hi));
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -411,6 +466,11 @@ mod avx2 {
         _mm256_cmpeq_epi16,
         _mm256_insert_epi16
     );
+
+    #[target_feature(enable = "avx2")]
+    fn profile_column(column: &[T; 256], _letters: usize, idx: &[u8], prof: &mut Vec<V>) {
+        profile_column_scalar(column, idx, prof);
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -471,6 +531,100 @@ mod avx512 {
         (m != 0).then(|| m.trailing_zeros() as usize)
     }
 
+    #[target_feature(enable = "avx512bw")]
+    fn profile_column(column: &[T; 256], _letters: usize, idx: &[u8], prof: &mut Vec<V>) {
+        profile_column_scalar(column, idx, prof);
+    }
+
+    striped!("avx512bw");
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512_i8 {
+    use std::arch::x86_64::*;
+
+    type V = __m512i;
+    type T = i8;
+    const LANES: usize = 64;
+
+    #[target_feature(enable = "avx512bw")]
+    #[inline]
+    fn splat(x: T) -> V {
+        _mm512_set1_epi8(x)
+    }
+
+    #[target_feature(enable = "avx512bw")]
+    #[inline]
+    fn adds(a: V, b: V) -> V {
+        _mm512_adds_epi8(a, b)
+    }
+
+    #[target_feature(enable = "avx512bw")]
+    #[inline]
+    fn subs(a: V, b: V) -> V {
+        _mm512_subs_epi8(a, b)
+    }
+
+    #[target_feature(enable = "avx512bw")]
+    #[inline]
+    fn max(a: V, b: V) -> V {
+        _mm512_max_epi8(a, b)
+    }
+
+    /// Lanes up by one, `x` into lane 0, without AVX-512VBMI's byte permute: `valignd` moves
+    /// each 128-bit block up by one (block 0 takes the top block of `splat(x)`), and the byte
+    /// `alignr` joins every block with the top byte of the block below.
+    #[target_feature(enable = "avx512bw")]
+    #[inline]
+    fn shift_in(v: V, x: T) -> V {
+        let below = _mm512_alignr_epi32::<12>(v, _mm512_set1_epi8(x));
+        _mm512_alignr_epi8::<15>(v, below)
+    }
+
+    #[target_feature(enable = "avx512bw")]
+    #[inline]
+    fn any_gt(a: V, b: V) -> bool {
+        _mm512_cmpgt_epi8_mask(a, b) != 0
+    }
+
+    /// The lowest lane holding `x`.
+    #[target_feature(enable = "avx512bw")]
+    #[inline]
+    fn first_eq(v: V, x: T) -> Option<usize> {
+        let m = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(x));
+        (m != 0).then(|| m.trailing_zeros() as usize)
+    }
+
+    /// [`profile_column_scalar`] 64 lanes at a time for up to 64 letters: one two-table byte
+    /// permute needs AVX-512VBMI, so this uses four 16-entry shuffles within 128-bit blocks
+    /// (`vpshufb` on each quarter of the column) and picks by bits 4 and 5 of the letter.
+    #[target_feature(enable = "avx512bw")]
+    fn profile_column(column: &[T; 256], letters: usize, idx: &[u8], prof: &mut Vec<V>) {
+        if letters > 64 {
+            return profile_column_scalar(column, idx, prof);
+        }
+        // SAFETY: `column` has 256 bytes, of which the first 64 are read.
+        let t = unsafe { _mm512_loadu_si512(column.as_ptr().cast()) };
+        let q: [V; 4] = [
+            _mm512_shuffle_i32x4::<0x00>(t, t),
+            _mm512_shuffle_i32x4::<0x55>(t, t),
+            _mm512_shuffle_i32x4::<0xaa>(t, t),
+            _mm512_shuffle_i32x4::<0xff>(t, t),
+        ];
+        let (bit4, bit5) = (_mm512_set1_epi8(16), _mm512_set1_epi8(32));
+        for chunk in idx.chunks_exact(LANES) {
+            // SAFETY: `chunk` has LANES = 64 bytes.
+            let ix = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
+            // Letters are below 64: no index has its top bit set (which would zero the lane).
+            let hi4 = _mm512_test_epi8_mask(ix, bit4);
+            let lo_half =
+                _mm512_mask_blend_epi8(hi4, _mm512_shuffle_epi8(q[0], ix), _mm512_shuffle_epi8(q[1], ix));
+            let hi_half =
+                _mm512_mask_blend_epi8(hi4, _mm512_shuffle_epi8(q[2], ix), _mm512_shuffle_epi8(q[3], ix));
+            prof.push(_mm512_mask_blend_epi8(_mm512_test_epi8_mask(ix, bit5), lo_half, hi_half));
+        }
+    }
+
     striped!("avx512bw");
 }
 
@@ -494,7 +648,7 @@ mod tests {
         for parallel in [false, true] {
             let want = gotoh_strips(enc, true, parallel).0;
             for kernel in Kernel::ALL {
-                let top = if kernel == Kernel::Avx2I8 { 255 } else { 65_535 };
+                let top = if matches!(kernel, Kernel::Avx2I8 | Kernel::Avx512I8) { 255 } else { 65_535 };
                 let answers = kernel.detected() && kernel.takes(enc) && want.score < top;
                 let got = smith_waterman_kernel(enc, parallel, kernel);
                 assert_eq!(got, answers.then_some(want), "{kernel:?} {what} parallel {parallel}");
@@ -528,6 +682,21 @@ mod tests {
             for (open, ext) in [(11, 1), (3, 3), (1, 1), (0, 0), (6, 2)] {
                 let enc = Scoring::blosum62(open, ext).encode(&a, &b).unwrap();
                 check(&enc, &format!("{m}x{n} {open}/{ext}"));
+            }
+        }
+    }
+
+    /// Alphabets around the 32 (AVX2) and 64 (AVX-512) letters, padding included, that the 8-bit
+    /// profiles' byte shuffles cover, and beyond, where they are built letter by letter.
+    #[test]
+    fn large_alphabets() {
+        let mut next = lcg(4242);
+        for letters in [31usize, 32, 33, 63, 64, 65, 200] {
+            let a: Vec<u8> = (0..700).map(|_| next(letters) as u8).collect();
+            let b: Vec<u8> = (0..300).map(|_| next(letters) as u8).collect();
+            for (open, ext) in [(3, 1), (2, 2)] {
+                let enc = Scoring::simple(5, -2, open, ext).encode(&a, &b).unwrap();
+                check(&enc, &format!("{letters} letters {open}/{ext}"));
             }
         }
     }
