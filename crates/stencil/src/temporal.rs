@@ -38,15 +38,22 @@ pub(crate) fn iterate<T: Element>(
     let h = taps.halo[0];
     let interior = n0 - 2 * h;
     let tasks = tasks.clamp(1, interior);
-    let depth = depth.clamp(1, sweeps.max(1));
     let bounds: Vec<usize> = (0..=tasks).map(|c| h + c * interior / tasks).collect();
     let mut work: Vec<Workspace<T>> = (0..tasks).map(|_| Workspace::default()).collect();
-    let mut left = sweeps;
-    while left > 0 {
-        let d = depth.min(left);
+    for d in pass_depths(sweeps, depth) {
         pass(taps, grid, d, &bounds, band, &mut work);
-        left -= d;
     }
+}
+
+/// The depths of the passes that make `sweeps` sweeps at most `depth` per pass: as few passes
+/// as `depth` allows, their depths as even as possible (4 sweeps at depth 3 run as 2 + 2, not
+/// 3 + 1). A pass costs one read and one write of the grid whatever its depth, while a deeper
+/// pass recomputes more of the trapezoid at its chunks' and bands' ends and keeps more ring
+/// planes in cache, so with the passes fixed, the shallowest depths are the cheapest.
+pub(crate) fn pass_depths(sweeps: usize, depth: usize) -> Vec<usize> {
+    let depth = depth.max(1);
+    let passes = sweeps.div_ceil(depth);
+    (0..passes).map(|p| sweeps / passes + usize::from(p < sweeps % passes)).collect()
 }
 
 /// A task's buffers, kept across passes.
@@ -387,6 +394,32 @@ impl<T> Parts<'_, T> {
         } else {
             let at = at - self.split - self.len;
             &self.tail[at..at + self.len]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pass_depths;
+
+    #[test]
+    fn passes_are_few_and_even() {
+        assert_eq!(pass_depths(4, 3), vec![2, 2]);
+        assert_eq!(pass_depths(10, 3), vec![3, 3, 2, 2]);
+        assert_eq!(pass_depths(5, 3), vec![3, 2]);
+        assert_eq!(pass_depths(3, 3), vec![3]);
+        assert_eq!(pass_depths(2, 8), vec![2]);
+        assert_eq!(pass_depths(7, 1), vec![1; 7]);
+        assert_eq!(pass_depths(0, 3), Vec::<usize>::new());
+        assert_eq!(pass_depths(6, 0), vec![1; 6]);
+        for sweeps in 0..40 {
+            for depth in 1..10 {
+                let d = pass_depths(sweeps, depth);
+                assert_eq!(d.iter().sum::<usize>(), sweeps);
+                assert_eq!(d.len(), sweeps.div_ceil(depth));
+                assert!(d.iter().all(|&x| x >= 1 && x <= depth));
+                assert!(d.iter().max().unwrap_or(&0) - d.iter().min().unwrap_or(&0) <= 1);
+            }
         }
     }
 }
