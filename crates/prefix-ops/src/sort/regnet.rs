@@ -155,12 +155,23 @@ mod x86 {
     fn first_three_stages<const R: usize>(v: &mut [__m256i; R]) {
         for blk in 0..R / 8 {
             let o = blk * 8;
-            for (m, hb) in [(1, 1), (3, 2), (1, 1), (7, 4), (2, 2), (1, 1)] {
-                for i in 0..8 {
-                    if i & hb == 0 {
-                        cas(v, o + i, o + (i ^ m));
-                    }
-                }
+            let mut w: [__m256i; 8] = std::array::from_fn(|i| v[o + i]);
+            layer8::<1>(&mut w);
+            layer8::<3>(&mut w);
+            layer8::<1>(&mut w);
+            layer8::<7>(&mut w);
+            layer8::<2>(&mut w);
+            layer8::<1>(&mut w);
+            v[o..o + 8].copy_from_slice(&w);
+        }
+    }
+
+    /// One layer of register mask `M` on eight registers.
+    #[inline(always)]
+    fn layer8<const M: usize>(w: &mut [__m256i; 8]) {
+        for i in 0..8 {
+            if i & high_bit(M) == 0 {
+                cas(w, i, i ^ M);
             }
         }
     }
@@ -179,7 +190,6 @@ mod x86 {
     fn group<const R: usize, const M1: usize, const M2: usize, const M3: usize, const LHB: i32>(
         v: &mut [__m256i; R],
     ) {
-        let masks = [M1, M2, M3];
         let k = (M1 != 0) as usize + (M2 != 0) as usize + (M3 != 0) as usize;
         let hbs = const { pivots([M1, M2, M3]) };
         let comb = |c: usize| {
@@ -198,34 +208,58 @@ mod x86 {
             // The orbit in a local array indexed by constants (member c is `b ^ comb(c)`; layer t
             // pairs c with c ^ 2^t): registers even where the loop over orbits stays a loop.
             let mut w: [__m256i; 8] = [v[b]; 8];
-            for (c, x) in w.iter_mut().enumerate().take(1 << k) {
-                *x = v[b ^ comb(c)];
-            }
-            for (t, &m) in masks.iter().enumerate().take(k) {
-                let hb = high_bit(m);
-                for c in 0..1usize << k {
-                    if comb(c) & hb != 0 {
-                        continue;
-                    }
-                    let d = c ^ (1 << t);
-                    if t == 0 && LHB >= 0 {
-                        // SAFETY: AVX2 is enabled in every caller (`sort_regs`), here and below.
-                        unsafe { flip_lanes_pair(&mut w, c, d, LHB as u32) };
-                    } else {
-                        cas(&mut w, c, d);
-                    }
-                }
-                if t == 0 && LHB >= 1 {
-                    for x in w.iter_mut().take(1 << k) {
-                        for hb in (0..LHB as u32).rev() {
-                            // SAFETY: as above.
-                            *x = unsafe { clean_lanes(*x, hb) };
-                        }
-                    }
+            for (c, x) in w.iter_mut().enumerate() {
+                if c < 1 << k {
+                    *x = v[b ^ comb(c)];
                 }
             }
-            for (c, &x) in w.iter().enumerate().take(1 << k) {
-                v[b ^ comb(c)] = x;
+            orbit_layer::<M1, M2, M3, 0, LHB>(&mut w, k);
+            if M2 != 0 {
+                orbit_layer::<M1, M2, M3, 1, NO_LANES>(&mut w, k);
+            }
+            if M3 != 0 {
+                orbit_layer::<M1, M2, M3, 2, NO_LANES>(&mut w, k);
+            }
+            for (c, &x) in w.iter().enumerate() {
+                if c < 1 << k {
+                    v[b ^ comb(c)] = x;
+                }
+            }
+        }
+    }
+
+    /// Layer `T` of a [`group`] on the orbit's `2^k` registers `w` (member `c` is `b ^ comb(c)`),
+    /// with every index a constant once unrolled.
+    #[inline(always)]
+    fn orbit_layer<const M1: usize, const M2: usize, const M3: usize, const T: usize, const LHB: i32>(
+        w: &mut [__m256i; 8],
+        k: usize,
+    ) {
+        let comb = |c: usize| {
+            (if c & 1 != 0 { M1 } else { 0 }) ^ (if c & 2 != 0 { M2 } else { 0 }) ^ (if c & 4 != 0 { M3 } else { 0 })
+        };
+        let hb = high_bit([M1, M2, M3][T]);
+        for c in 0..8 {
+            if c >= 1 << k || comb(c) & hb != 0 {
+                continue;
+            }
+            let d = c ^ (1 << T);
+            if LHB >= 0 {
+                // SAFETY: AVX2 is enabled in every caller (`sort_regs`), here and below.
+                unsafe { flip_lanes_pair(w, c, d, LHB as u32) };
+            } else {
+                cas(w, c, d);
+            }
+        }
+        for (c, x) in w.iter_mut().enumerate() {
+            // SAFETY: as above.
+            unsafe {
+                if c < 1 << k && LHB >= 2 {
+                    *x = clean_lanes(*x, 1);
+                }
+                if c < 1 << k && LHB >= 1 {
+                    *x = clean_lanes(*x, 0);
+                }
             }
         }
     }
