@@ -193,7 +193,9 @@ mod x86 {
         let k = (M1 != 0) as usize + (M2 != 0) as usize + (M3 != 0) as usize;
         let hbs = const { pivots([M1, M2, M3]) };
         let comb = |c: usize| {
-            (if c & 1 != 0 { M1 } else { 0 }) ^ (if c & 2 != 0 { M2 } else { 0 }) ^ (if c & 4 != 0 { M3 } else { 0 })
+            (if c & 1 != 0 { M1 } else { 0 })
+                ^ (if c & 2 != 0 { M2 } else { 0 })
+                ^ (if c & 4 != 0 { M3 } else { 0 })
         };
         for q in 0..R >> k {
             // The orbit's representative: q with zero bits inserted at the pivots, which include
@@ -236,7 +238,9 @@ mod x86 {
         k: usize,
     ) {
         let comb = |c: usize| {
-            (if c & 1 != 0 { M1 } else { 0 }) ^ (if c & 2 != 0 { M2 } else { 0 }) ^ (if c & 4 != 0 { M3 } else { 0 })
+            (if c & 1 != 0 { M1 } else { 0 })
+                ^ (if c & 2 != 0 { M2 } else { 0 })
+                ^ (if c & 4 != 0 { M3 } else { 0 })
         };
         let hb = high_bit([M1, M2, M3][T]);
         for c in 0..8 {
