@@ -62,7 +62,8 @@ mod x86 {
     /// the same pointer.
     #[target_feature(enable = "avx2")]
     unsafe fn sort_raw(src: *const u32, dst: *mut u32, n: usize) {
-        // SAFETY (all arms): n keys at src and dst, the network size equal to n in the first three.
+        // SAFETY: n keys at src and dst (the caller's contract), the network size equal to n in
+        // the arms that sort in place of the row; the buffer holds MAX_KEYS >= n keys.
         unsafe {
             match n {
                 0 | 1 => {
