@@ -242,6 +242,12 @@ fn split_buckets<E>(b: &super::radix::Buckets<E>) -> Vec<&[E]> {
 
 /// Sorts the keys of one bucket `src` into `dst` (as long) on the calling thread.
 fn bucket_keys<K: SortKey>(src: &[K], dst: &mut [K], flip: K::Bits, s: &mut RowScratch<K>, t: &SortTuning) {
+    if src.len() > t.network_len() && super::quick::available::<K>() && own_bits(dst, flip).is_some() {
+        // u32 ascending: sort the copy where it lies (the quicksort's first partition could
+        // read `src` directly, but the copy is in cache and keeps one entry point).
+        dst.copy_from_slice(src);
+        return row_keys(dst, flip, s, t);
+    }
     if src.len() > t.network_len() && quick_bits(src, flip, s, t) {
         return from_bits(dst, &s.bits, flip);
     }
@@ -376,6 +382,14 @@ pub(super) fn network_keys<K: SortKey>(row: &mut [K], flip: K::Bits) {
 /// One row of 32-bit keys by the vectorised quicksort on the ordered bits (AVX2). Returns
 /// `false`, touching nothing, where it does not apply (64-bit keys, no AVX2).
 fn quick_keys<K: SortKey>(row: &mut [K], flip: K::Bits, s: &mut RowScratch<K>, t: &SortTuning) -> bool {
+    if let Some(bits) = own_bits(row, flip) {
+        if !super::quick::available::<K>() {
+            return false;
+        }
+        s.tmp32.resize(bits.len(), 0);
+        super::quick::sort(bits, &mut s.tmp32, t.wide_net_min);
+        return true;
+    }
     let sorted = quick_bits(row, flip, s, t);
     if sorted {
         from_bits(row, &s.bits, flip);
@@ -397,6 +411,16 @@ fn quick_bits<K: SortKey>(src: &[K], flip: K::Bits, s: &mut RowScratch<K>, t: &S
     s.tmp32.resize(src.len(), 0);
     super::quick::sort(bits, &mut s.tmp32, t.wide_net_min);
     true
+}
+
+/// `keys` as their own ordered bits where they are (`u32` keys sorted ascending): the sort then
+/// needs no copy in and out.
+fn own_bits<K: SortKey>(keys: &mut [K], flip: K::Bits) -> Option<&mut [u32]> {
+    if std::any::TypeId::of::<K>() != std::any::TypeId::of::<u32>() || flip.to_u64() != 0 {
+        return None;
+    }
+    // SAFETY: K is u32 (checked), so this is the same slice under its own type.
+    Some(unsafe { std::slice::from_raw_parts_mut(keys.as_mut_ptr().cast::<u32>(), keys.len()) })
 }
 
 /// Keys back from their ordered bits.
