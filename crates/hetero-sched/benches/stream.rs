@@ -21,7 +21,8 @@
 //! Every contender's producer runs on the first CPU this process may use and its consumer on the
 //! second (`sched_setaffinity`), so that no run depends on where the scheduler happened to put
 //! the two threads; `STREAM_PIN=0` leaves them unpinned. `STREAM_BATCHES=1,4096` restricts the
-//! table to those batch sizes (and skips the forwarding runs), `STREAM_ROUNDS=n` sets its rounds.
+//! table to those batch sizes (and skips the forwarding runs), `STREAM_ROUNDS=n` sets its rounds,
+//! `STREAM_SHOW_ROUNDS=1` prints every round's rate of every contender (to see bistable runs).
 
 use std::hint::black_box;
 use std::ops::Range;
@@ -351,6 +352,7 @@ fn best_peer(all: &[Contender], rate: &[f64]) -> f64 {
 /// round slow or fast for every contender.
 fn report() {
     let rounds = env_or("STREAM_ROUNDS", ROUNDS);
+    let show_rounds = env_or("STREAM_SHOW_ROUNDS", 0u32) != 0;
     let pinned = pinned_cpus()
         .map_or("unpinned".to_owned(), |[p, c]| format!("producer on CPU {p}, consumer on CPU {c}"));
     println!(
@@ -369,6 +371,13 @@ fn report() {
         let top: Vec<f64> =
             times.iter().map(|t| n / t.iter().copied().fold(f64::INFINITY, f64::min)).collect();
         let (peer, peer_top) = (best_peer(&all, &rate), best_peer(&all, &top));
+        if show_rounds {
+            // Every round's rate, in the order run, to see which state each round was in.
+            for ((name, _), t) in all.iter().zip(&times) {
+                let r: Vec<String> = t.iter().map(|s| format!("{:.0}", n / s / 1e6)).collect();
+                println!("{batch:>6} {name:>16} rounds (M items/s): {}", r.join(" "));
+            }
+        }
         for (((name, _), &r), &b) in all.iter().zip(&rate).zip(&top) {
             let ours = name.starts_with("hetkit");
             let ratio = |x: f64| if ours { format!("{x:.2}") } else { String::new() };

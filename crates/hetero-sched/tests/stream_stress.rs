@@ -455,3 +455,147 @@ fn one_item_slots_of_a_lone_sender_then_of_several_keep_every_item_once_in_order
         }
     }
 }
+
+/// A producer that gets far ahead of its consumer (more than the 256 KiB the storage lets it
+/// run ahead before it waits) must never wait for a consumer that makes no progress: on one
+/// thread (the consumer waits for the producer's own pushes), with the consumer parked on
+/// another thread for more than is ever sent, with a consumer that stops and is dropped while
+/// the producer is ahead, and with the run cancelled meanwhile. Between those, a slow consumer
+/// on another thread lets the producer wait and go on repeatedly (the wait re-arms once the
+/// consumer is seen near again), and every item arrives once, in order, across many recycled
+/// segments.
+#[test]
+fn a_producer_far_ahead_of_its_consumer_never_waits_for_one_that_does_not_progress() {
+    const AHEAD: u32 = 1 << 20; // 4 MiB of u32: sixteen times the bound
+    bounded(Duration::from_secs(120), || {
+        // One thread: far ahead, drain, and far ahead again (the wait re-armed in between).
+        let (mut tx, mut rx) = Pipeline::new().channel::<u32>();
+        let mut at = 0u32;
+        let mut next = 0u32;
+        for _ in 0..2 {
+            while at < next + AHEAD {
+                if at.is_multiple_of(3) {
+                    let items: Vec<u32> = (at..at + 4096).collect();
+                    tx.push(&items).expect("receiver alive");
+                } else {
+                    let mut slot = tx.reserve(4096);
+                    for (j, v) in slot.iter_mut().enumerate() {
+                        *v = at + j as u32;
+                    }
+                    slot.commit(4096).expect("k <= n");
+                }
+                at += 4096;
+            }
+            while next < at {
+                let b = rx.pop(1, 5000).expect("valid range").expect("items remain");
+                for &v in b.iter() {
+                    assert_eq!(v, next, "out of order");
+                    next += 1;
+                }
+            }
+        }
+        drop(tx);
+        assert!(rx.pop(1, 1).expect("valid range").is_none());
+
+        // A receiver parked for more than is ever sent, then released by the end of the stream.
+        let (tx, mut rx) = Pipeline::new().channel::<u32>();
+        let waiting = thread::spawn(move || {
+            let b = rx.pop(4 * AHEAD as usize, 4 * AHEAD as usize).expect("valid range").expect("flushed");
+            b.len()
+        });
+        for at in (0..2 * AHEAD).step_by(1024) {
+            let items: Vec<u32> = (at..at + 1024).collect();
+            tx.push(&items).expect("receiver alive");
+        }
+        drop(tx);
+        assert_eq!(waiting.join().expect("receiver"), 2 * AHEAD as usize);
+
+        // A slow consumer on another thread: the producer waits for it and goes on, many times.
+        let (mut tx, mut rx) = Pipeline::new().channel::<u32>();
+        let slow = thread::spawn(move || {
+            let mut next = 0u32;
+            let mut pops = 0u32;
+            while let Some(b) = rx.pop(1, 3000).expect("valid range") {
+                for &v in b.iter() {
+                    assert_eq!(v, next, "out of order");
+                    next += 1;
+                }
+                drop(b);
+                pops += 1;
+                if pops.is_multiple_of(64) {
+                    thread::sleep(Duration::from_micros(200));
+                }
+            }
+            next
+        });
+        let total = 4 * AHEAD;
+        for at in (0..total).step_by(4096) {
+            let mut slot = tx.reserve(4096);
+            for (j, v) in slot.iter_mut().enumerate() {
+                *v = at + j as u32;
+            }
+            drop(slot);
+        }
+        drop(tx);
+        assert_eq!(slow.join().expect("consumer"), total);
+
+        // A consumer that stops and is dropped while the producer is far ahead: the producer
+        // goes on, then learns that the receiver is gone.
+        let (tx, mut rx) = Pipeline::new().channel::<u32>();
+        let (stop_tx, stop_rx) = mpsc::channel();
+        let quitter = thread::spawn(move || {
+            let got = drain_in_order_until(&mut rx, AHEAD as usize / 4);
+            stop_rx.recv().expect("producer far ahead");
+            drop(rx);
+            got
+        });
+        let mut at = 0u32;
+        let disconnected = loop {
+            let items: Vec<u32> = (at..at + 4096).collect();
+            match tx.push(&items) {
+                Ok(()) => at += 4096,
+                Err(e) => break e,
+            }
+            if at == 2 * AHEAD {
+                stop_tx.send(()).expect("consumer waits");
+            }
+        };
+        assert!(matches!(disconnected, StreamError::Disconnected), "{disconnected:?}");
+        assert!(quitter.join().expect("consumer") >= AHEAD as usize / 4);
+
+        // The run stopped while the producer is far ahead: pushes fail, nothing hangs.
+        let mut p = Pipeline::new();
+        let (tx, mut rx) = p.channel::<u32>();
+        let (gone_tx, gone_rx) = mpsc::channel::<()>();
+        p.stage("source", move || -> Result<(), StreamError> {
+            let mut at = 0u32;
+            loop {
+                let items: Vec<u32> = (at..at + 4096).collect();
+                tx.push(&items)?;
+                at = at.wrapping_add(4096);
+            }
+        });
+        p.stage("stops", move || {
+            let b = rx.pop(AHEAD as usize, AHEAD as usize)?.expect("endless source");
+            assert_eq!(b.len(), AHEAD as usize);
+            drop(b);
+            drop(gone_tx);
+            Err::<(), _>(StreamError::Cancelled)
+        });
+        assert!(p.run().is_err(), "a failing stage ends the run with its error");
+        assert!(gone_rx.recv().is_err());
+    });
+}
+
+/// Pops in order from 0 until at least `n` items were taken; returns how many.
+fn drain_in_order_until(rx: &mut Receiver<u32>, n: usize) -> usize {
+    let mut next = 0u32;
+    while (next as usize) < n {
+        let b = rx.pop(1, 4096).expect("valid range").expect("producer runs on");
+        for &v in b.iter() {
+            assert_eq!(v, next, "out of order");
+            next += 1;
+        }
+    }
+    next as usize
+}
