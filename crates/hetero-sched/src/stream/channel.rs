@@ -14,6 +14,10 @@
 //! the published count again, so that the two do not pass that count's cache line back and
 //! forth on every item ([`pace`](super::pace)).
 //!
+//! Keeping near: the channel is unbounded, but a producer that starts a segment while more than
+//! 256 KiB are queued waits, for a bounded time and only while the receiver progresses, so that
+//! what is queued stays in the caches ([`segments`](super::segments), `Storage::keep_near`).
+//!
 //! Blocking: a receiver that needs more items than are published spins briefly, then parks on a
 //! condition variable after announcing what it waits for in `want`. Both sides use the Dekker
 //! pattern with sequentially consistent operations (the receiver stores `want` and then reads
