@@ -21,6 +21,17 @@ pub(crate) trait Lanes: Copy {
     unsafe fn splat(v: Self::E) -> Self;
     unsafe fn add(self, o: Self) -> Self;
     unsafe fn mul(self, o: Self) -> Self;
+    /// The largest `|dk|` that [`Lanes::shifted`] builds in registers; 0 where it builds none
+    /// (the kernels then load shifted vectors from memory).
+    const WINDOW: isize = 0;
+    /// The vector that starts `dk` points after `cur`'s first one (`1 <= |dk| <= WINDOW`),
+    /// built from the vectors before (`prev`), at (`cur`) and after (`next`) it by a lane
+    /// shift (AVX-512 `valignd` / `valignq`) instead of a load that splits across cache lines.
+    #[inline(always)]
+    unsafe fn shifted(prev: Self, cur: Self, next: Self, dk: isize) -> Self {
+        let _ = (prev, next, dk);
+        cur
+    }
 }
 
 /// One lane: the portable fallback and the tail of a row shorter than a vector.
@@ -67,7 +78,7 @@ mod x86 {
     /// compiled for the instruction set (and inlined into kernels compiled for it).
     macro_rules! lanes {
         ($name:ident, $v:ty, $e:ty, $n:expr, $feat:literal,
-         $load:ident, $store:ident, $splat:ident, $add:ident, $mul:ident) => {
+         $load:ident, $store:ident, $splat:ident, $add:ident, $mul:ident $(, window $w:literal)?) => {
             #[doc = concat!("`", stringify!($n), "` lanes of `", stringify!($e), "` (", $feat, ").")]
             #[derive(Debug, Clone, Copy)]
             pub(crate) struct $name($v);
@@ -102,6 +113,14 @@ mod x86 {
                 unsafe fn mul(self, o: Self) -> Self {
                     $name($mul(self.0, o.0))
                 }
+                $(
+                const WINDOW: isize = $w;
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn shifted(prev: Self, cur: Self, next: Self, dk: isize) -> Self {
+                    if dk > 0 { Self::align_by(cur, next, dk) } else { Self::align_by(prev, cur, $n + dk) }
+                }
+                )?
             }
         };
     }
@@ -116,7 +135,8 @@ mod x86 {
         _mm512_storeu_ps,
         _mm512_set1_ps,
         _mm512_add_ps,
-        _mm512_mul_ps
+        _mm512_mul_ps,
+        window 4
     );
     lanes!(
         Avx512F64,
@@ -128,8 +148,43 @@ mod x86 {
         _mm512_storeu_pd,
         _mm512_set1_pd,
         _mm512_add_pd,
-        _mm512_mul_pd
+        _mm512_mul_pd,
+        window 4
     );
+    /// Lane shifts of AVX-512 vectors: `valignd` / `valignq` across `lo` and `hi` (`lo`'s
+    /// lanes from `k` on, then `hi`'s first `k`), the immediate picked by a `match` on `dk`.
+    macro_rules! window {
+        ($name:ident, $cast:ident, $back:ident, $align:ident, $n:literal, [$($k:literal),*]) => {
+            impl $name {
+                #[inline]
+                #[target_feature(enable = "avx512f")]
+                fn align_by(lo: Self, hi: Self, k: isize) -> Self {
+                    let (lo, hi) = ($cast(lo.0), $cast(hi.0));
+                    $name($back(match k {
+                        $($k => $align::<$k>(hi, lo),)*
+                        _ => unreachable!("shift {k} outside the window"),
+                    }))
+                }
+            }
+        };
+    }
+    window!(
+        Avx512F32,
+        _mm512_castps_si512,
+        _mm512_castsi512_ps,
+        _mm512_alignr_epi32,
+        16,
+        [1, 2, 3, 4, 12, 13, 14, 15]
+    );
+    window!(
+        Avx512F64,
+        _mm512_castpd_si512,
+        _mm512_castsi512_pd,
+        _mm512_alignr_epi64,
+        8,
+        [1, 2, 3, 4, 5, 6, 7]
+    );
+
     lanes!(
         Avx2F32,
         __m256,

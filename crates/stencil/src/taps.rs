@@ -331,9 +331,11 @@ unsafe fn by_order<T: Element, V: Lanes, const U: usize>(
                     .map(|(&p, &o)| planes[p].wrapping_offset(o))
                     .collect();
                 let [_, _, n2] = taps.shape;
+                let window = centre_row_window(taps, V::WINDOW);
                 let e = Exact {
                     base: &base,
                     weights: &weights,
+                    window: &window,
                     centre: planes[taps.halo[0]],
                     dst,
                     n2,
@@ -363,10 +365,49 @@ unsafe fn by_order<T: Element, V: Lanes, const U: usize>(
 struct Exact<'a, V: Lanes> {
     base: &'a [*const V::E],
     weights: &'a [V::E],
+    /// Per term, its shift `dk` along the centre row when [`exact_group_window`] builds it
+    /// from the row's aligned vectors, else [`MEMORY`] (loaded).
+    window: &'a [isize],
     centre: *const V::E,
     dst: *mut V::E,
     n2: usize,
     h2: usize,
+}
+
+/// A term [`exact_group_window`] loads from memory.
+const MEMORY: isize = isize::MIN;
+
+/// Per term, its shift `dk` when it reads the centre row (input plane `h0`, `dj = 0`) at
+/// `|dk| <= max` (those [`exact_group_window`] builds from the row's aligned vectors), else
+/// [`MEMORY`]; all [`MEMORY`] when `max` is 0 (lanes without shifts).
+fn centre_row_window<T: Element>(taps: &Taps<T>, max: isize) -> Vec<isize> {
+    let h2 = taps.halo[2] as isize;
+    taps.plane
+        .iter()
+        .zip(&taps.offset)
+        .map(|(&p, &o)| {
+            let centre_row = p == taps.halo[0] && o.abs() <= h2;
+            if centre_row && max > 0 && o.abs() <= max { o } else { MEMORY }
+        })
+        .collect()
+}
+
+/// The centre-row shifts of the built-in 7- and 13-point stars
+/// ([`Stencil::seven_point`](crate::Stencil::seven_point),
+/// [`Stencil::thirteen_point`](crate::Stencil::thirteen_point)) in their term order: centre,
+/// then `+-1` along axes 0, 1, 2, then (13 points) `+-2` along axes 0, 1, 2.
+const fn star_window<const N: usize>() -> [isize; N] {
+    let mut k = [MEMORY; N];
+    if N == 7 || N == 13 {
+        k[0] = 0;
+        k[5] = 1;
+        k[6] = -1;
+    }
+    if N == 13 {
+        k[11] = 2;
+        k[12] = -2;
+    }
+    k
 }
 
 /// The exact order on rows `rows`.
@@ -411,16 +452,26 @@ unsafe fn exact_plane_n<V: Lanes, const U: usize, const N: usize>(
         w[m] = unsafe { V::splat(weights[m]) };
     }
     let mut src = [std::ptr::null::<V::E>(); N];
+    // The window kernel is compiled for the built-in stars' term order only, so that every
+    // term's source is known at compile time (a run-time choice per term and vector was
+    // measured slower than the loads it saves).
+    let window = const { star_window::<N>() };
+    let shifts = V::WINDOW >= 2 && e.window == window.as_slice();
     for j in rows {
         let row = j * n2 + e.h2;
         for m in 0..N {
             src[m] = base[m].wrapping_add(row);
         }
-        // SAFETY: the row's interior lies inside the output, its taps inside their planes.
+        // SAFETY: the row's interior lies inside the output, its taps inside their planes;
+        // the window's vectors one before and one after a group lie inside the centre plane
+        // (an interior row has a row before and after it, each longer than a vector when a
+        // row holds a group).
         unsafe {
             let out = dst.add(row);
+            let c = centre.add(row);
             for (q, width) in Groups::new(len, V::N * U, V::N, skew::<V>(centre.wrapping_add(row))) {
                 match width {
+                    Width::Big if shifts => exact_group_window::<V, U, N>(&src, &w, c, q, out),
                     Width::Big => exact_group_n::<V, U, N>(&src, &w, q, out),
                     Width::One => exact_group_n::<V, 1, N>(&src, &w, q, out),
                     Width::Point => exact_group::<Scalar<V::E>, 1>(&src, weights, q, out),
@@ -448,6 +499,56 @@ unsafe fn exact_group_n<V: Lanes, const U: usize, const N: usize>(
             for u in 0..U {
                 acc[u] = acc[u].add(V::load(src[m].add(q + u * V::N)).mul(w[m]));
             }
+        }
+        for u in 0..U {
+            acc[u].store(dst.add(q + u * V::N));
+        }
+    }
+}
+
+/// [`exact_group_n`] with the centre row's shifted terms (`window[m] != MEMORY`) built from
+/// the `U + 2` vectors of the centre row around the group (`c` is the row's first interior
+/// point) by lane shifts rather than loaded: in a group aligned to the centre row those loads
+/// are the ones that split across cache lines. The same values in the same order, so bitwise
+/// the result of [`exact_group_n`].
+#[inline(always)]
+unsafe fn exact_group_window<V: Lanes, const U: usize, const N: usize>(
+    src: &[*const V::E; N],
+    w: &[V; N],
+    c: *const V::E,
+    q: usize,
+    dst: *mut V::E,
+) {
+    // SAFETY: the caller guarantees `q..q + U * V::N` inside the row for every tap, and the
+    // vectors before and after it inside the centre plane.
+    unsafe {
+        let c = c.add(q);
+        let prev = V::load(c.sub(V::N));
+        let next = V::load(c.add(U * V::N));
+        let mut row = [prev; U];
+        for u in 0..U {
+            row[u] = V::load(c.add(u * V::N));
+        }
+        // The stars' order (see `star_window`), written out so that each term's source and
+        // shift is fixed at compile time.
+        let mut acc = [w[0]; U];
+        for u in 0..U {
+            let before = if u == 0 { prev } else { row[u - 1] };
+            let after = if u + 1 == U { next } else { row[u + 1] };
+            let mut a = row[u].mul(w[0]);
+            for m in 1..5 {
+                a = a.add(V::load(src[m].add(q + u * V::N)).mul(w[m]));
+            }
+            a = a.add(V::shifted(before, row[u], after, 1).mul(w[5]));
+            a = a.add(V::shifted(before, row[u], after, -1).mul(w[6]));
+            if N == 13 {
+                for m in 7..11 {
+                    a = a.add(V::load(src[m].add(q + u * V::N)).mul(w[m]));
+                }
+                a = a.add(V::shifted(before, row[u], after, 2).mul(w[11]));
+                a = a.add(V::shifted(before, row[u], after, -2).mul(w[12]));
+            }
+            acc[u] = a;
         }
         for u in 0..U {
             acc[u].store(dst.add(q + u * V::N));
@@ -676,5 +777,32 @@ unsafe fn class_sum<V: Lanes, const U: usize>(src: &[*const V::E], q: usize) -> 
             }
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MEMORY, Taps, centre_row_window, star_window};
+    use crate::Stencil;
+
+    #[test]
+    fn the_built_in_stars_match_the_window_kernels_order() {
+        // The window kernel is compiled for one term order; the builders must produce it, or
+        // the stars silently fall back to the loads.
+        let seven = Stencil::<f32>::seven_point(0.3, 0.1).plan(&[5, 5, 80]).unwrap();
+        let thirteen = Stencil::<f64>::thirteen_point(0.3, 0.1, -0.07).plan(&[5, 5, 80]).unwrap();
+        assert_eq!(centre_row_window(&Taps::of(&seven).unwrap(), 4), star_window::<7>());
+        assert_eq!(centre_row_window(&Taps::of(&thirteen).unwrap(), 4), star_window::<13>());
+        // A shift beyond the window, and lanes without shifts, load from memory.
+        assert_eq!(centre_row_window(&Taps::of(&thirteen).unwrap(), 1)[11..], [MEMORY, MEMORY]);
+        assert!(centre_row_window(&Taps::of(&seven).unwrap(), 0).iter().all(|&d| d == MEMORY));
+        // Another order of the same points is not the stars' order.
+        let points: Vec<([i32; 3], f32)> =
+            [[0, 0, 1], [0, 0, 0], [1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, -1]]
+                .iter()
+                .map(|&d| (d, 0.25))
+                .collect();
+        let other = Stencil::from_points(&points).unwrap().plan(&[5, 5, 80]).unwrap();
+        assert_ne!(centre_row_window(&Taps::of(&other).unwrap(), 4), star_window::<7>());
     }
 }
