@@ -157,7 +157,7 @@ const GOTOH_NEG: i32 = i32::MIN / 4;
 
 /// A payload-free cell shaped like Smith-Waterman's Gotoh cell (three `i32`, 12 bytes: `H`, `E`,
 /// `F`, gaps 11/1), whose substitution score comes from `rounds` xorshift rounds of a hash of the
-/// position (none: the position's multiplicative hash alone) instead of a residue table: it stands in for sequence
+/// position (at least one round) instead of a residue table: it stands in for sequence
 /// comparison's 12-byte cells in training, which neither the 4-byte integer kernel nor the
 /// float kernel's `8 + 8 dsize` bytes do.
 #[inline]
@@ -171,13 +171,13 @@ pub fn synthetic_gotoh_cell(
 ) -> [i32; 3] {
     // Truncating the position is fine: it only seeds the hash.
     let mut h = (i as u32).wrapping_mul(0x9E37_79B9) ^ (j as u32).wrapping_mul(0x85EB_CA6B) ^ 0x2545_F491;
-    for _ in 0..rounds {
+    for _ in 0..rounds.max(1) {
         h ^= h << 13;
         h ^= h >> 17;
         h ^= h << 5;
     }
-    // Scores -4..=11, about BLOSUM62's range.
-    let s = (h >> 28) as i32 - 4;
+    // Scores -4..=7, as BLOSUM62's range.
+    let s = (h % 12) as i32 - 4;
     let e = (w[1] - 1).max(w[0] - 11);
     let f = (n[2] - 1).max(n[0] - 11);
     [(nw[0] + s).max(e).max(f).max(0), e, f]
