@@ -151,54 +151,6 @@ pub fn synthetic_int_2d(rows: usize, cols: usize, rounds: u32, config: &Config2)
     })
 }
 
-/// The boundary cell of [`synthetic_gotoh_2d`]: `[0, NEG, NEG]` as in Gotoh's local alignment.
-pub const GOTOH_BOUNDARY: [i32; 3] = [0, GOTOH_NEG, GOTOH_NEG];
-const GOTOH_NEG: i32 = i32::MIN / 4;
-
-/// A payload-free cell shaped like Smith-Waterman's Gotoh cell (three `i32`, 12 bytes: `H`, `E`,
-/// `F`, gaps 11/1), whose substitution score comes from `rounds` xorshift rounds of a hash of the
-/// position (at least one round) instead of a residue table: it stands in for sequence
-/// comparison's 12-byte cells in training, which neither the 4-byte integer kernel nor the
-/// float kernel's `8 + 8 dsize` bytes do.
-#[inline]
-pub fn synthetic_gotoh_cell(
-    rounds: u32,
-    i: usize,
-    j: usize,
-    n: &[i32; 3],
-    w: &[i32; 3],
-    nw: &[i32; 3],
-) -> [i32; 3] {
-    // Truncating the position is fine: it only seeds the hash.
-    let mut h = (i as u32).wrapping_mul(0x9E37_79B9) ^ (j as u32).wrapping_mul(0x85EB_CA6B) ^ 0x2545_F491;
-    for _ in 0..rounds.max(1) {
-        h ^= h << 13;
-        h ^= h >> 17;
-        h ^= h << 5;
-    }
-    // Scores -4..=7, as BLOSUM62's range.
-    let s = (h % 12) as i32 - 4;
-    let e = (w[1] - 1).max(w[0] - 11);
-    let f = (n[2] - 1).max(n[0] - 11);
-    [(nw[0] + s).max(e).max(f).max(0), e, f]
-}
-
-/// The Gotoh-shaped synthetic table of `rows x cols` cells with grain `rounds`, by `config`
-/// (boundary [`GOTOH_BOUNDARY`]).
-///
-/// # Errors
-/// Those of [`run_2d`].
-pub fn synthetic_gotoh_2d(
-    rows: usize,
-    cols: usize,
-    rounds: u32,
-    config: &Config2,
-) -> Result<Array2<[i32; 3]>> {
-    run_2d(rows, cols, &Boundary2::constant(GOTOH_BOUNDARY), config, |i, j, n, w, nw| {
-        synthetic_gotoh_cell(rounds, i, j, n, w, nw)
-    })
-}
-
 /// A synthetic 3D cell.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[repr(C)]

@@ -51,12 +51,7 @@ impl Rank {
 /// about 0.7 and 2.3): the float kernel's grain loop runs over its payload, so its payload-free
 /// cell has no loop at all (tsize 0.3 whatever the grain) and is the one cell type whose
 /// parallel gain on the 2-core VM disagreed with sequence comparison's (see the book's tuning
-/// chapter). Sequence comparison's cells are not the integer kernel's 4 bytes (Smith-Waterman's
-/// Gotoh cell is three `i32`), and at sides 100 to 300 the executor that wins depends on the
-/// cell (on the Zen 4 the integer kernel turned parallel from side 128 at 4 rounds while SW 150
-/// and LCS 200 ran 1.2-1.4x faster sequentially), so the integer kernel is sampled densely there
-/// (sides 100, 181, 300 added) and the Gotoh-shaped kernel ([`App::SyntheticGotoh`], 12-byte
-/// cells) covers sides 64 to 1024. Evaluation instances should lie between these points.
+/// chapter). Evaluation instances should lie between these points.
 pub fn training_instances_2d() -> Vec<Instance> {
     let mut out = Vec::new();
     for dim in [32, 64, 128, 256, 512] {
@@ -69,14 +64,9 @@ pub fn training_instances_2d() -> Vec<Instance> {
     for (dim, grain, dsize) in [(1024, 1, 1), (1024, 4, 1), (1024, 1, 3), (2048, 1, 1), (2048, 4, 1)] {
         out.push(Instance::synthetic(dim, grain, dsize));
     }
-    for dim in [32, 64, 100, 128, 181, 256, 300, 512, 1024, 2048] {
+    for dim in [32, 64, 128, 256, 512, 1024, 2048] {
         for rounds in [1, 4] {
             out.push(Instance::synthetic_int(dim, rounds));
-        }
-    }
-    for dim in [64, 100, 128, 181, 256, 300, 512, 1024] {
-        for rounds in [1, 4] {
-            out.push(Instance::synthetic_gotoh(dim, rounds));
         }
     }
     out

@@ -31,10 +31,6 @@ pub enum App {
     /// payload-free cells for training.
     #[serde(rename = "synthetic-int")]
     SyntheticInt,
-    /// The Gotoh-shaped synthetic kernel ([`crate::apps::synthetic::synthetic_gotoh_2d`]):
-    /// payload-free 12-byte cells (three `i32`) like Smith-Waterman's, for training.
-    #[serde(rename = "synthetic-gotoh")]
-    SyntheticGotoh,
     /// Longest common subsequence through the generic executors.
     Lcs,
     /// Smith-Waterman (BLOSUM62, gaps 11/1) through the generic executors.
@@ -42,23 +38,12 @@ pub enum App {
 }
 
 impl App {
-    /// Bytes of one 2D table cell of a payload-free application (`None` for the float kernels,
-    /// whose cell depends on `dsize`): the cell type the executors move, as the evaluator runs it.
-    pub fn payload_free_cell_bytes(self) -> Option<usize> {
-        match self {
-            App::Synthetic | App::Synthetic3 => None,
-            App::SyntheticInt | App::Lcs => Some(std::mem::size_of::<u32>()),
-            App::SyntheticGotoh | App::Sw => Some(std::mem::size_of::<[i32; 3]>()),
-        }
-    }
-
     /// The name used in logs and tables.
     pub fn name(self) -> &'static str {
         match self {
             App::Synthetic => "synthetic",
             App::Synthetic3 => "synthetic3",
             App::SyntheticInt => "synthetic-int",
-            App::SyntheticGotoh => "synthetic-gotoh",
             App::Lcs => "lcs",
             App::Sw => "sw",
         }
@@ -90,12 +75,6 @@ impl Instance {
         Instance { app: App::SyntheticInt, dim, grain: rounds, dsize: 0 }
     }
 
-    /// A 2D Gotoh-shaped synthetic instance (12-byte cells, `dsize` 0) of `rounds` hash rounds
-    /// per cell.
-    pub fn synthetic_gotoh(dim: usize, rounds: u32) -> Self {
-        Instance { app: App::SyntheticGotoh, dim, grain: rounds, dsize: 0 }
-    }
-
     /// An instance of another application (no grain parameters).
     pub fn of(app: App, dim: usize) -> Self {
         Instance { app, dim, grain: 0, dsize: 0 }
@@ -109,7 +88,7 @@ impl std::fmt::Display for Instance {
                 write!(f, "{} dim {} grain {} dsize {}", self.app.name(), self.dim, self.grain, self.dsize)
             }
             // Their cells are fixed (no payload parameter).
-            App::Synthetic3 | App::SyntheticInt | App::SyntheticGotoh => {
+            App::Synthetic3 | App::SyntheticInt => {
                 write!(f, "{} dim {} grain {}", self.app.name(), self.dim, self.grain)
             }
             _ => write!(f, "{} dim {}", self.app.name(), self.dim),

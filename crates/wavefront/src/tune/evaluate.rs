@@ -8,8 +8,8 @@ use std::time::Duration;
 use ndarray::{Array2, Array3};
 
 use crate::apps::synthetic::{
-    GOTOH_BOUNDARY, Synth, Synth3, synthetic_2d, synthetic_3d, synthetic_cell, synthetic_gotoh_2d,
-    synthetic_gotoh_cell, synthetic_gpu_kernel, synthetic_int_2d, synthetic_int_cell,
+    Synth, Synth3, synthetic_2d, synthetic_3d, synthetic_cell, synthetic_gpu_kernel, synthetic_int_2d,
+    synthetic_int_cell,
 };
 use crate::apps::{
     Alignment, Scoring, lcs_length, lcs_length_gpu, lcs_length_with, smith_waterman, smith_waterman_with,
@@ -28,7 +28,6 @@ enum Reference {
     Synth(Box<dyn std::any::Any + Send>),
     Synth3(Array3<Synth3>),
     SynthInt(Array2<u32>),
-    SynthGotoh(Array2<[i32; 3]>),
     Lcs { a: Vec<u8>, b: Vec<u8>, len: usize },
     Sw { a: Vec<u8>, b: Vec<u8>, best: Alignment },
 }
@@ -114,12 +113,6 @@ fn build_reference(inst: &Instance) -> Result<Reference> {
             Reference::Synth3(synthetic_3d(inst.dim, inst.dim, inst.dim, inst.grain, &Config3::sequential())?)
         }
         App::SyntheticInt => Reference::SynthInt(synthetic_int_2d(
-            inst.dim,
-            inst.dim,
-            inst.grain,
-            &crate::Config2::sequential(),
-        )?),
-        App::SyntheticGotoh => Reference::SynthGotoh(synthetic_gotoh_2d(
             inst.dim,
             inst.dim,
             inst.grain,
@@ -215,15 +208,6 @@ impl Evaluate for SweepEvaluator {
                     synthetic_int_cell(g, i, j, n, w, nw)
                 })
             }
-            App::SyntheticGotoh => {
-                let g = inst.grain;
-                features_2d(
-                    inst.dim,
-                    inst.dim,
-                    &Boundary2::constant(GOTOH_BOUNDARY),
-                    move |i, j, n, w, nw| synthetic_gotoh_cell(g, i, j, n, w, nw),
-                )
-            }
             App::Lcs => {
                 let (a, b) = sequences(inst, b"ACGT");
                 features_2d(a.len(), b.len(), &Boundary2::constant(0u32), |i, j, n, w, nw| {
@@ -263,13 +247,6 @@ impl Evaluate for SweepEvaluator {
                     return Ok(Err("the integer synthetic kernel has no GPU form".into()));
                 }
                 let (table, t) = timed(|| synthetic_int_2d(inst.dim, inst.dim, inst.grain, &c.config2()));
-                if table? == *r { Ok(Ok(t)) } else { Err(mismatch(inst, c)) }
-            }
-            (App::SyntheticGotoh, Reference::SynthGotoh(r)) => {
-                if c.band >= 0 {
-                    return Ok(Err("the Gotoh synthetic kernel has no GPU form".into()));
-                }
-                let (table, t) = timed(|| synthetic_gotoh_2d(inst.dim, inst.dim, inst.grain, &c.config2()));
                 if table? == *r { Ok(Ok(t)) } else { Err(mismatch(inst, c)) }
             }
             (App::Lcs, Reference::Lcs { a, b, len }) => {
@@ -320,7 +297,6 @@ mod tests {
             Instance::of(App::Lcs, 37),
             Instance::of(App::Sw, 29),
             Instance::synthetic_int(31, 3),
-            Instance::synthetic_gotoh(27, 2),
         ] {
             let f = e.features(&inst).unwrap();
             assert!(f.tsize > 0.0, "{inst}");

@@ -690,27 +690,6 @@ mod tests {
         assert!(held3.iter().all(|h| h.app == crate::tune::App::Synthetic3));
     }
 
-    /// Every held-out sequence-comparison instance has training instances with its cell size
-    /// on both sides of its grid side, within a factor of two (the 12-byte Gotoh cell had none
-    /// before the Gotoh-shaped kernel; SW 150 then lost 29 % to a wrong executor).
-    #[test]
-    fn training_brackets_every_held_out_cell_size() {
-        let train = crate::tune::training_instances_2d();
-        for h in held_out_instances() {
-            let Some(bytes) = h.app.payload_free_cell_bytes() else { continue };
-            let same: Vec<usize> = train
-                .iter()
-                .filter(|t| t.app != h.app && t.app.payload_free_cell_bytes() == Some(bytes))
-                .map(|t| t.dim)
-                .collect();
-            assert!(same.iter().any(|&d| d < h.dim && 2 * d >= h.dim), "{h}: nothing below in {same:?}");
-            assert!(same.iter().any(|&d| d > h.dim && d <= 2 * h.dim), "{h}: nothing above in {same:?}");
-        }
-        assert!(
-            train.iter().any(|t| t.app == crate::tune::App::SyntheticGotoh && (100..=300).contains(&t.dim))
-        );
-    }
-
     #[test]
     fn sensitivity_and_spread() {
         let recs = records(Instance::synthetic(64, 1, 1));
