@@ -124,10 +124,12 @@ struct Tail<T> {
     fill: usize,
     /// Items published in all (the value of `published`, without reading it back).
     pos: usize,
-    /// Whether [`Storage::keep_near`] may wait for the consumer: cleared when a wait saw the
-    /// consumer make no progress (it waits for this producer, or is gone), set again once the
-    /// consumer is seen within [`AHEAD_BYTES`].
-    armed: bool,
+    /// `Some(c)` while [`Storage::keep_near`] may not wait: set when a wait saw the consumer
+    /// make no progress (it waits for this producer, or is gone, or had not started yet), `c`
+    /// being the consumed count then; cleared once the consumer is seen within [`AHEAD_BYTES`]
+    /// or has consumed a bound's worth since `c`: a consumer that only started late, or was
+    /// descheduled once, must not leave the producer unthrottled for the rest of the stream.
+    disarmed_at: Option<usize>,
 }
 
 /// The shared part of one channel's storage.
@@ -174,7 +176,7 @@ impl<T: Copy + Default + Send> Storage<T> {
             published: CachePadded::new(AtomicUsize::new(0)),
             tail: CachePadded::new(TailLock {
                 locked: AtomicBool::new(false),
-                tail: UnsafeCell::new(Tail { seg, fill: 0, pos: 0, armed: true }),
+                tail: UnsafeCell::new(Tail { seg, fill: 0, pos: 0, disarmed_at: None }),
             }),
             pool: Mutex::new(Vec::new()),
             first: AtomicPtr::new(seg.as_ptr()),
@@ -292,9 +294,12 @@ impl<T: Copy + Default + Send> Storage<T> {
     /// unconsumed, the producer waits (spinning, then yielding its core) for the consumer to
     /// finish segments, for as long as the consumer keeps doing so; a consumer that makes no
     /// progress for [`STALL`] (it waits for this producer, as on one thread or in a feedback
-    /// loop, or is descheduled or gone) ends the wait and disarms it until the consumer is seen
-    /// within the bound again. So a push never waits for a stopped consumer longer than `STALL`
-    /// per episode, and the channel stays unbounded.
+    /// loop, or is descheduled, late to start or gone) ends the wait and disarms it until the
+    /// consumer is seen within the bound again or has consumed a bound's worth since. So a push
+    /// never waits for a stopped consumer longer than `STALL` per bound's worth it consumes, and
+    /// the channel stays unbounded. (Re-arming only within the bound, as first built, left a
+    /// producer that had once got a bound ahead, e.g. of a consumer thread still starting,
+    /// unthrottled for the rest of the stream: the slow state again, quietly measured.)
     ///
     /// Why: an unbounded queue whose producer is faster grows by hundreds of segments (8 MB at
     /// 4-byte items, measured at batches of 4096), beyond the caches, and each segment is then
@@ -305,11 +310,12 @@ impl<T: Copy + Default + Send> Storage<T> {
         let bound = AHEAD_BYTES / std::mem::size_of::<T>().max(1);
         let mut seen = self.consumed.load(Ordering::Acquire);
         if tail.pos - seen <= bound {
-            tail.armed = true;
+            tail.disarmed_at = None;
             return;
         }
-        if !tail.armed {
-            return;
+        match tail.disarmed_at {
+            Some(at) if seen - at < bound => return,
+            _ => tail.disarmed_at = None,
         }
         let mut since = std::time::Instant::now();
         let mut round = 0u32;
@@ -328,7 +334,7 @@ impl<T: Copy + Default + Send> Storage<T> {
                 seen = now;
                 since = std::time::Instant::now();
             } else if since.elapsed() > STALL {
-                tail.armed = false;
+                tail.disarmed_at = Some(now);
                 return;
             }
         }
@@ -553,5 +559,46 @@ impl<T: Copy + Default + Send> Head<T> {
         let k = k.min(self.readable);
         self.pos += k;
         self.readable -= k;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn disarmed_at(s: &Storage<u32>) -> Option<usize> {
+        s.lock_tail().tail().disarmed_at
+    }
+
+    /// Consumes `n` published items and moves past the segments finished.
+    fn consume(s: &Storage<u32>, head: &mut Head<u32>, n: usize) {
+        head.refresh(s);
+        let mut left = n;
+        while left > 0 {
+            let k = head.contiguous(s).min(left);
+            assert!(k > 0, "{left} items short");
+            head.advance(k);
+            left -= k;
+        }
+        head.contiguous(s);
+    }
+
+    /// A consumer that did not move disarms the producer's wait; once it has consumed a bound's
+    /// worth, the wait arms again although the producer is still more than a bound ahead (a
+    /// consumer that started late must not leave the producer unthrottled for good).
+    #[test]
+    fn the_wait_rearms_once_the_consumer_has_consumed_a_bound() {
+        let bound = AHEAD_BYTES / std::mem::size_of::<u32>();
+        let (s, mut head) = Storage::<u32>::new();
+        let chunk = vec![7u32; CHUNK];
+        for _ in 0..3 * bound / CHUNK + 1 {
+            s.push(&chunk);
+        }
+        assert_eq!(disarmed_at(&s), Some(0), "a consumer that never moved disarms the wait");
+        consume(&s, &mut head, bound + CHUNK);
+        assert!(s.published() - s.consumed.load(Ordering::Relaxed) > bound, "still far ahead");
+        s.push(&chunk);
+        let again = disarmed_at(&s).expect("the consumer stalled again");
+        assert!(again >= bound, "the wait armed again after a bound's worth was consumed: {again}");
     }
 }
