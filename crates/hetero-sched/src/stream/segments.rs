@@ -50,8 +50,8 @@ use crossbeam_utils::{Backoff, CachePadded};
 /// segment of their own size.
 pub(super) const CHUNK: usize = 4096;
 /// Unconsumed published bytes beyond which a producer starting a segment waits, for a bounded
-/// time, for its consumer ([`Storage::keep_near`]): a quarter of a Zen 4 core's L2, so that what
-/// is queued stays in the caches.
+/// time, for its consumer ([`Storage::keep_near`]): a quarter of a Zen 4 or Zen 5 core's 1 MiB
+/// L2, so that what is queued stays in the caches.
 const AHEAD_BYTES: usize = 256 << 10;
 /// How long a producer ahead of its consumer waits for a consumer that makes no progress.
 const STALL: std::time::Duration = std::time::Duration::from_micros(20);
@@ -318,14 +318,9 @@ impl<T: Copy + Default + Send> Storage<T> {
             _ => tail.disarmed_at = None,
         }
         let mut since = std::time::Instant::now();
-        let mut round = 0u32;
+        let backoff = Backoff::new();
         loop {
-            if round < 64 {
-                std::hint::spin_loop();
-                round += 1;
-            } else {
-                std::thread::yield_now();
-            }
+            backoff.snooze();
             let now = self.consumed.load(Ordering::Acquire);
             if tail.pos - now <= bound {
                 return;
