@@ -21,6 +21,18 @@ pub(crate) trait Lanes: Copy {
     unsafe fn splat(v: Self::E) -> Self;
     unsafe fn add(self, o: Self) -> Self;
     unsafe fn mul(self, o: Self) -> Self;
+    /// `self + o`, issued where the lanes have it as a fused multiply-add `self * one + o`
+    /// (`one` must hold 1 in every lane, opaque to the compiler so that it is not folded back
+    /// into an add). Bitwise the same sum: `self * 1` is exact, so the one rounding is that of
+    /// `self + o`. It moves adds from the FP add pipes to the multiply pipes (Zen 4 has two of
+    /// each, and adds only on the former): the weight-grouped kernels have 3-4 adds per
+    /// multiply.
+    #[inline(always)]
+    unsafe fn add_on_fma(self, o: Self, one: Self) -> Self {
+        let _ = one;
+        // SAFETY: forwarded from the caller.
+        unsafe { self.add(o) }
+    }
     /// The largest `|dk|` that [`Lanes::shifted`] builds in registers; 0 where it builds none
     /// (the kernels then load shifted vectors from memory).
     const WINDOW: isize = 0;
@@ -78,7 +90,8 @@ mod x86 {
     /// compiled for the instruction set (and inlined into kernels compiled for it).
     macro_rules! lanes {
         ($name:ident, $v:ty, $e:ty, $n:expr, $feat:literal,
-         $load:ident, $store:ident, $splat:ident, $add:ident, $mul:ident $(, window $w:literal)?) => {
+         $load:ident, $store:ident, $splat:ident, $add:ident, $mul:ident
+         $(, window $w:literal, fma $fmadd:ident)?) => {
             #[doc = concat!("`", stringify!($n), "` lanes of `", stringify!($e), "` (", $feat, ").")]
             #[derive(Debug, Clone, Copy)]
             pub(crate) struct $name($v);
@@ -120,6 +133,11 @@ mod x86 {
                 unsafe fn shifted(prev: Self, cur: Self, next: Self, dk: isize) -> Self {
                     if dk > 0 { Self::align_by(cur, next, dk) } else { Self::align_by(prev, cur, $n + dk) }
                 }
+                #[inline]
+                #[target_feature(enable = $feat)]
+                unsafe fn add_on_fma(self, o: Self, one: Self) -> Self {
+                    $name($fmadd(self.0, one.0, o.0))
+                }
                 )?
             }
         };
@@ -136,7 +154,8 @@ mod x86 {
         _mm512_set1_ps,
         _mm512_add_ps,
         _mm512_mul_ps,
-        window 4
+        window 4,
+        fma _mm512_fmadd_ps
     );
     lanes!(
         Avx512F64,
@@ -149,7 +168,8 @@ mod x86 {
         _mm512_set1_pd,
         _mm512_add_pd,
         _mm512_mul_pd,
-        window 4
+        window 4,
+        fma _mm512_fmadd_pd
     );
     /// Lane shifts of AVX-512 vectors: `valignd` / `valignq` across `lo` and `hi` (`lo`'s
     /// lanes from `k` on, then `hi`'s first `k`), the immediate picked by a `match` on `dk`.

@@ -671,6 +671,17 @@ unsafe fn fast_plane<T: Element, V: Lanes, const U: usize>(
     let sp = scratch.as_mut_ptr();
     let mut terms: Vec<*const V::E> = Vec::with_capacity(8);
     let mut src: Vec<*const V::E> = vec![std::ptr::null(); p.reads.len()];
+    // The built-in stars' program runs the kernel with the centre row's shifts built in
+    // registers and the weights splat once (7 or 13; 0 for any other program).
+    let star = if V::WINDOW >= 2 { star_program(taps, p) } else { 0 };
+    // SAFETY: the caller guarantees the lanes' instruction set.
+    let (w, one) = unsafe {
+        let mut w = [V::splat(V::E::ZERO); 3];
+        for (w, &(_, c)) in w.iter_mut().zip(classes) {
+            *w = V::splat(c);
+        }
+        (w, V::splat(std::hint::black_box(V::E::ONE)))
+    };
     for j in rows {
         let row = j * n2;
         // SAFETY: rows `j + dj` of the inputs exist (j is interior); scratch row `r` is
@@ -688,9 +699,11 @@ unsafe fn fast_plane<T: Element, V: Lanes, const U: usize>(
                 };
             }
             let out = dst.add(row + h2);
-            let skew = skew::<V>(planes[taps.halo[0]].wrapping_add(row + h2));
-            for (q, width) in Groups::new(len, V::N * U, V::N, skew) {
+            let c = planes[taps.halo[0]].wrapping_add(row + h2);
+            for (q, width) in Groups::new(len, V::N * U, V::N, skew::<V>(c)) {
                 match width {
+                    Width::Big if star == 13 => fast_group_star::<V, U, 13>(&src, &w, one, c, q, out),
+                    Width::Big if star == 7 => fast_group_star::<V, U, 7>(&src, &w, one, c, q, out),
                     Width::Big => fast_group::<V, U>(&src, classes, q, out),
                     Width::One => fast_group::<V, 1>(&src, classes, q, out),
                     Width::Point => fast_group::<Scalar<V::E>, 1>(&src, classes, q, out),
@@ -699,6 +712,91 @@ unsafe fn fast_plane<T: Element, V: Lanes, const U: usize>(
         }
     }
     drop(scratch);
+}
+
+/// The fast program of the built-in 7- and 13-point stars, as term indices of their taps in
+/// the order [`Program::of`] reads them, and the end of each class: the class of the `+-2`
+/// weight (the centre row's `k - 2`, `k + 2`, then the other four), of the `+-1` weight (the
+/// same pattern) and of the centre.
+const STAR13_READS: [usize; 13] = [12, 11, 7, 8, 9, 10, 6, 5, 1, 2, 3, 4, 0];
+const STAR13_ENDS: [usize; 3] = [6, 12, 13];
+const STAR7_READS: [usize; 7] = [6, 5, 1, 2, 3, 4, 0];
+const STAR7_ENDS: [usize; 2] = [6, 7];
+
+/// 13 or 7 when `p` is the fast program of the built-in 13- or 7-point star (their term order,
+/// three or two distinct weights), the programs [`fast_group_star`] is compiled for; else 0.
+fn star_program<T: Element>(taps: &Taps<T>, p: &Program<T>) -> usize {
+    let is = |reads: &[usize], ends: &[usize], window: &[isize]| {
+        p.scratch.is_empty()
+            && centre_row_window(taps, 4) == window
+            && p.classes.iter().map(|c| c.0).eq(ends.iter().copied())
+            && p.reads.len() == reads.len()
+            && p.reads
+                .iter()
+                .zip(reads)
+                .all(|(r, &t)| *r == Read::Input { plane: taps.plane[t], offset: taps.offset[t] })
+    };
+    if is(&STAR13_READS, &STAR13_ENDS, &star_window::<13>()) {
+        13
+    } else if is(&STAR7_READS, &STAR7_ENDS, &star_window::<7>()) {
+        7
+    } else {
+        0
+    }
+}
+
+/// [`fast_group`] for the built-in stars' program ([`STAR13_READS`], [`STAR7_READS`]): the
+/// centre row's `k +- 1`, `k +- 2` built from its aligned vectors around the group (`c` is the
+/// row's first interior point) by lane shifts, the class weights `w` splat once, and the
+/// `+-1` class's adds issued as multiply-adds by `one` so that the add and multiply pipes
+/// share the work (3 multiplies and 12 adds per vector for the 13-point stencil). The same
+/// values in the same order: bitwise [`fast_group`].
+#[inline(always)]
+unsafe fn fast_group_star<V: Lanes, const U: usize, const N: usize>(
+    src: &[*const V::E],
+    w: &[V; 3],
+    one: V,
+    c: *const V::E,
+    q: usize,
+    dst: *mut V::E,
+) {
+    // SAFETY: the caller guarantees `q..q + U * V::N` inside the row for every read, and the
+    // vectors before and after it inside the centre plane.
+    unsafe {
+        let c = c.add(q);
+        let prev = V::load(c.sub(V::N));
+        let next = V::load(c.add(U * V::N));
+        let mut row = [prev; U];
+        for u in 0..U {
+            row[u] = V::load(c.add(u * V::N));
+        }
+        let at = |r: usize, u: usize| src[r].add(q + u * V::N);
+        let mut acc = [prev; U];
+        for u in 0..U {
+            let before = if u == 0 { prev } else { row[u - 1] };
+            let after = if u + 1 == U { next } else { row[u + 1] };
+            // The `+-1` class: `k - 1`, `k + 1`, then four loads (reads `first..first + 4`).
+            let first = if N == 13 { 8 } else { 2 };
+            let mut s1 = V::shifted(before, row[u], after, -1).add(V::shifted(before, row[u], after, 1));
+            for r in first..first + 4 {
+                s1 = s1.add_on_fma(V::load(at(r, u)), one);
+            }
+            let mut a = if N == 13 {
+                let mut s2 = V::shifted(before, row[u], after, -2).add(V::shifted(before, row[u], after, 2));
+                for r in 2..6 {
+                    s2 = s2.add(V::load(at(r, u)));
+                }
+                s2.mul(w[0]).add(s1.mul(w[1]))
+            } else {
+                s1.mul(w[0])
+            };
+            a = a.add(row[u].mul(w[if N == 13 { 2 } else { 1 }]));
+            acc[u] = a;
+        }
+        for u in 0..U {
+            acc[u].store(dst.add(q + u * V::N));
+        }
+    }
 }
 
 /// `out[k] = terms[0][k] + terms[1][k] + ...` for `k` in `0..n`, left to right.
@@ -782,8 +880,36 @@ unsafe fn class_sum<V: Lanes, const U: usize>(src: &[*const V::E], q: usize) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::{MEMORY, Taps, centre_row_window, star_window};
+    use super::{Fast, MEMORY, Taps, centre_row_window, star_program, star_window};
     use crate::Stencil;
+    use crate::config::Order;
+
+    /// What [`star_program`] makes of a stencil's fast program on a small grid.
+    fn star_of<T: crate::Element>(s: &Stencil<T>) -> usize {
+        let mut plan = s.plan(&[5, 5, 80]).unwrap();
+        plan.order = Order::Fast;
+        let taps = Taps::of(&plan).unwrap();
+        match &taps.fast {
+            Some(Fast::Program(p)) => star_program(&taps, p),
+            _ => usize::MAX,
+        }
+    }
+
+    #[test]
+    fn the_star_kernels_take_exactly_the_built_in_stars_programs() {
+        assert_eq!(star_of(&Stencil::<f32>::thirteen_point(0.3, 0.1, -0.07)), 13);
+        assert_eq!(star_of(&Stencil::<f64>::seven_point(0.3, 0.1)), 7);
+        // Equal weights merge classes: another program, the general kernel.
+        assert_eq!(star_of(&Stencil::<f64>::thirteen_point(0.3, 0.1, 0.1)), 0);
+        assert_eq!(star_of(&Stencil::<f32>::thirteen_point(0.1, 0.1, -0.07)), 0);
+        assert_eq!(star_of(&Stencil::<f32>::seven_point(0.1, 0.1)), 0);
+        // The same points in another order read in another order.
+        let mut points: Vec<([i32; 3], f32)> = vec![([0, 0, 0], 0.5)];
+        for d in [[0, 0, 1], [0, 0, -1], [1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0]] {
+            points.push((d, 0.25));
+        }
+        assert_eq!(star_of(&Stencil::from_points(&points).unwrap()), 0);
+    }
 
     #[test]
     fn the_built_in_stars_match_the_window_kernels_order() {
