@@ -95,26 +95,22 @@ pub(crate) unsafe fn run<V: Lanes, const U: usize>(cube: &Cube<V::E>, f: &Frame<
     unsafe {
         let w = [V::splat(p[0]), V::splat(p[1]), V::splat(p[2]), V::splat(p[3])];
         let ws = [Scalar::splat(p[0]), Scalar::splat(p[1]), Scalar::splat(p[2]), Scalar::splat(p[3])];
-        let one = std::hint::black_box(V::E::ONE);
-        let (ov, os) = (V::splat(one), Scalar::splat(one));
         for (q, width) in Groups::new(len, V::N * U, V::N, skew) {
             match width {
-                Width::Big => column::<V, U>(f, &w, ov, q + 1),
-                Width::One => column::<V, 1>(f, &w, ov, q + 1),
-                Width::Point => column::<Scalar<V::E>, 1>(f, &ws, os, q + 1),
+                Width::Big => column::<V, U>(f, &w, q + 1),
+                Width::One => column::<V, 1>(f, &w, q + 1),
+                Width::Point => column::<Scalar<V::E>, 1>(f, &ws, q + 1),
             }
         }
     }
 }
 
 /// `a[o] + b[o]`, a vector (a function, not a closure: closures are not compiled for the
-/// kernels' instruction set, so the vector methods would not inline into them), issued as a
-/// multiply-add by `one` ([`Lanes::add_on_fma`], bitwise the add): with these three adds on the
-/// multiply pipes, a vector's 6 multiplies and 12 adds are split 9 / 9 between the two kinds.
+/// kernels' instruction set, so the vector methods would not inline into them).
 #[inline(always)]
-unsafe fn pair<V: Lanes>(a: *const V::E, b: *const V::E, o: usize, one: V) -> V {
+unsafe fn pair<V: Lanes>(a: *const V::E, b: *const V::E, o: usize) -> V {
     // SAFETY: the caller guarantees a vector at `o` in both.
-    unsafe { V::load(a.add(o)).add_on_fma(V::load(b.add(o)), one) }
+    unsafe { V::load(a.add(o)).add(V::load(b.add(o))) }
 }
 
 /// The two contributions of row `row` at the column of `U` vectors starting at point `k`:
@@ -123,7 +119,6 @@ unsafe fn pair<V: Lanes>(a: *const V::E, b: *const V::E, o: usize, one: V) -> V 
 unsafe fn contributions<V: Lanes, const U: usize>(
     f: &Frame<V::E>,
     p: &[V; 4],
-    one: V,
     row: usize,
     k: usize,
 ) -> [[V; U]; 2] {
@@ -134,8 +129,8 @@ unsafe fn contributions<V: Lanes, const U: usize>(
         for u in 0..U {
             let o = row * f.n2 + k + u * V::N;
             let x0 = V::load(c.add(o));
-            let t = V::load(c.add(o - 1)).add(V::load(c.add(o + 1))).add(pair::<V>(a, b, o, one));
-            let s1 = pair::<V>(a, b, o - 1, one).add(pair::<V>(a, b, o + 1, one));
+            let t = V::load(c.add(o - 1)).add(V::load(c.add(o + 1))).add(pair::<V>(a, b, o));
+            let s1 = pair::<V>(a, b, o - 1).add(pair::<V>(a, b, o + 1));
             out[0][u] = x0.mul(p[0]).add(t.mul(p[1])).add(s1.mul(p[2]));
             out[1][u] = x0.mul(p[1]).add(t.mul(p[2])).add(s1.mul(p[3]));
         }
@@ -147,17 +142,17 @@ unsafe fn contributions<V: Lanes, const U: usize>(
 /// `R_1[j - 1] + R_0[j]` and `R_1[j]` are carried in registers while row `j + 1`'s
 /// contributions are formed.
 #[inline(always)]
-unsafe fn column<V: Lanes, const U: usize>(f: &Frame<V::E>, p: &[V; 4], one: V, k: usize) {
+unsafe fn column<V: Lanes, const U: usize>(f: &Frame<V::E>, p: &[V; 4], k: usize) {
     // SAFETY: the caller guarantees rows `rows.start - 1..rows.end + 1` at columns
     // `k - 1..k + U * V::N + 1` of every plane, and the output's rows at `k..k + U * V::N`.
     unsafe {
-        let [_, mut part] = contributions::<V, U>(f, p, one, f.rows.start - 1, k);
-        let [r0, mut r1] = contributions::<V, U>(f, p, one, f.rows.start, k);
+        let [_, mut part] = contributions::<V, U>(f, p, f.rows.start - 1, k);
+        let [r0, mut r1] = contributions::<V, U>(f, p, f.rows.start, k);
         for u in 0..U {
             part[u] = part[u].add(r0[u]);
         }
         for j in f.rows.clone() {
-            let [r0, next] = contributions::<V, U>(f, p, one, j + 1, k);
+            let [r0, next] = contributions::<V, U>(f, p, j + 1, k);
             for u in 0..U {
                 part[u].add(next[u]).store(f.dst.add(j * f.n2 + k + u * V::N));
                 part[u] = r1[u].add(r0[u]);
