@@ -22,7 +22,10 @@
 //! second (`sched_setaffinity`), so that no run depends on where the scheduler happened to put
 //! the two threads; `STREAM_PIN=0` leaves them unpinned. `STREAM_BATCHES=1,4096` restricts the
 //! table to those batch sizes (and skips the forwarding runs), `STREAM_ROUNDS=n` sets its rounds,
-//! `STREAM_SHOW_ROUNDS=1` prints every round's rate of every contender (to see bistable runs).
+//! `STREAM_SHOW_ROUNDS=1` prints every round's rate of every contender (to see bistable runs),
+//! `STREAM_ONLY=reserve,crossbeam` runs only the contenders whose names contain those words.
+//! Before every timed run the allocator's free lists are consolidated, untimed (see
+//! `settle_heap`; `STREAM_SETTLE=0` turns that off).
 
 use std::hint::black_box;
 use std::ops::Range;
@@ -324,6 +327,37 @@ fn table_batches() -> Vec<usize> {
     chosen.map_or(BATCHES.to_vec(), |v| v.split(',').filter_map(|b| b.trim().parse().ok()).collect())
 }
 
+/// Hands the allocator's deferred work back before a timed run, untimed, so that no contender
+/// pays for another's frees: one allocation of 64 KiB on this (the main) thread, freed at once.
+/// With glibc a request of that size first consolidates the arena's fast bins (the small freed
+/// chunks it keeps unmerged); it moves no live allocation and returns no memory to the system
+/// (which `malloc_trim` would, making the next runs fault their pages in again). With other
+/// allocators it is one cheap allocation.
+///
+/// Why: at batch 1 the `Vec` peers allocate a million one-item `Vec`s per run on the main
+/// thread, and their consumer frees them into the main thread's arena; the next large
+/// allocation there, the first segment of the next hetkit run, then paid for merging them (the
+/// likely mechanism, from glibc's documented behaviour; not profiled). Interleaved with them,
+/// `reserve(1)` ran at 18-33 M items/s every second or third round and at 61-67 in the others;
+/// without the `Vec` peers (with crossbeam's per-item `send`, or with `push`) at 61-67 in every
+/// round: the bistability of the batch-1 table was the bench's, not the channel's.
+/// `STREAM_SETTLE=0` turns this off, to compare.
+fn settle_heap() {
+    static ON: OnceLock<bool> = OnceLock::new();
+    if *ON.get_or_init(|| std::env::var("STREAM_SETTLE").map_or(true, |v| v != "0")) {
+        drop(black_box(Vec::<u8>::with_capacity(64 << 10)));
+    }
+}
+
+/// The contenders of the table: all, or those whose names contain one of the comma-separated
+/// words of `STREAM_ONLY` (`STREAM_ONLY=reserve,crossbeam` runs hetkit's `reserve` against both
+/// crossbeam contenders), to see how one contender's runs depend on which others run between.
+fn chosen_contenders() -> Vec<Contender> {
+    let only = std::env::var("STREAM_ONLY").unwrap_or_default();
+    let chosen = |name: &str| only.is_empty() || only.split(',').any(|w| name.contains(w.trim()));
+    contenders().into_iter().filter(|(name, _)| chosen(name)).collect()
+}
+
 /// Seconds per run of each contender at `batch`, `rounds` interleaved rounds.
 fn interleaved(all: &[Contender], batch: usize, rounds: usize) -> Vec<Vec<f64>> {
     let n = items(batch);
@@ -333,6 +367,7 @@ fn interleaved(all: &[Contender], batch: usize, rounds: usize) -> Vec<Vec<f64>> 
     for round in 0..rounds {
         for i in (0..all.len()).map(|i| (i + round) % all.len()) {
             let f = all[i].1;
+            settle_heap();
             times[i].push(seconds(|| {
                 black_box(f(n, batch));
             }));
@@ -365,7 +400,7 @@ fn report() {
     let batches = table_batches();
     for &batch in &batches {
         let n = items(batch) as f64;
-        let all = contenders();
+        let all = chosen_contenders();
         let times = interleaved(&all, batch, rounds);
         let rate: Vec<f64> = times.iter().map(|t| n / median(t.clone())).collect();
         let top: Vec<f64> =
