@@ -145,13 +145,24 @@ impl Neighbours {
                     Aggregate::Mean => (mean, worst),
                 };
                 // Strictly better only: ties keep the earlier (sequential, smaller tile).
-                if best.is_none_or(|(b, _)| key > b) {
+                if best.is_none_or(|(b, _)| better(key, b)) {
                     best = Some((key, Candidate::cpu(parallel, tile)));
                 }
             }
         }
         best.map(|b| b.1)
     }
+}
+
+/// Scores closer than this are a tie. Many scores are the absent floor `best / (exec_best *
+/// ABSENT_FACTOR)`, which rounds to one ulp either side of the same value depending on the
+/// times (and the log's JSON round trip moves times by an ulp): without a tolerance such ties
+/// would be decided by rounding, not by the secondary key.
+const TIE: f64 = 1e-9;
+
+/// `a` ranks above `b`: a higher primary score, or a tied primary and a higher secondary.
+fn better(a: (f64, f64), b: (f64, f64)) -> bool {
+    if (a.0 - b.0).abs() > TIE { a.0 > b.0 } else { a.1 > b.1 + TIE }
 }
 
 #[cfg(test)]
@@ -250,6 +261,16 @@ mod tests {
         let mean = Neighbours::fit(&rows, &CPU_TILES, Aggregate::Mean).predict(&q).unwrap();
         assert_eq!(worst, Candidate::cpu(false, 64), "worst 0.8 against parallel's 0.67");
         assert!(mean.parallel && [16, 32].contains(&mean.tile), "{mean}: mean 0.92 against 0.85");
+    }
+
+    /// Primary scores an ulp apart are a tie, decided by the secondary key.
+    #[test]
+    fn rounding_does_not_decide_a_tie() {
+        let (x, y) = (0.8, 0.8 + f64::EPSILON);
+        assert!(better((x, 0.9), (y, 0.5)));
+        assert!(!better((y, 0.5), (x, 0.9)));
+        assert!(better((0.81, 0.1), (0.8, 0.9)));
+        assert!(!better((0.8, 0.9), (0.8, 0.9)), "equal keys: not better");
     }
 
     /// A grid narrower than every legal tile still gets one: a single tile over the grid.
