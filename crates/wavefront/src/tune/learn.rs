@@ -15,7 +15,9 @@
 //!
 //! Every model uses one [`Learner`]: the in-house M5P-style [`ModelTree`] (default),
 //! smartcore's CART regressor, linear regression (the thesis's chapter 4) or epsilon-SVR (the
-//! thesis's SMOreg).
+//! thesis's SMOreg). The ranking learners ([`crate::tune::neighbours`]) replace the executor
+//! and CPU tile models by a ranking of whole configurations on the nearest training instances
+//! and keep the model tree for the rest of the chain.
 
 use std::collections::BTreeMap;
 
