@@ -1,7 +1,8 @@
 //! The auto-tuner's report (book chapter "Tuning wavefronts"): calibrates on the synthetic
 //! training grids (2D and 3D), searches the held-out instances exhaustively, and measures each
 //! learner's 2D predictions against the exhaustive best (`T_best / T_tuned`), with speed-ups,
-//! parameter sensitivity and a PNG plot, then the model tree's 3D predictions.
+//! parameter sensitivity and a PNG plot, then the 3D predictions of the model tree and the
+//! worst-case ranking learner (`neighbours-worst`).
 //!
 //! `cargo bench -p wavefront --bench tuning_report`; logs, the model cache and the plot go to
 //! `$WF_TUNE_DIR` (default `target/wf-tune`), and the searches resume from the logs. With
@@ -157,21 +158,54 @@ fn main() -> Result<(), Error> {
         "model tree, per held-out instance, from the search log:\n\n{}",
         report::markdown(&main_log_rows)
     );
-
-    // 3D: the model tree on the held-out 3D synthetic instances.
-    let p3 = Predictor::fit(&rows3, Learner::ModelTree, &opts.search.space.tiles)?;
-    let predict3 = |f: &tune::Features| p3.predict(f, 0);
-    let log3 = report::from_log(log.records(), &held3, &predict3)?;
-    println!("3D, model tree, per held-out instance, from the search log:\n\n{}", report::markdown(&log3));
-    if !offline {
-        let r3: Vec<Vec<EvalRow>> = (0..passes)
-            .map(|_| report::evaluate(log.records(), &held3, &predict3, &mut eval, &timing))
-            .collect::<Result<_, _>>()?;
-        println!("3D, model tree, per held-out instance, re-timed (pass 1):\n\n{}", report::markdown(&r3[0]));
+    // The ranking learners (issue 21) in detail too, to compare instance by instance.
+    for (k, learner) in Learner::ALL.iter().enumerate().filter(|(_, l)| l.name().starts_with("neighbours")) {
+        let passes_k: Vec<Vec<EvalRow>> = retimed.iter().map(|p| p[k].clone()).collect();
+        let table = if offline {
+            report::markdown(&logged[k])
+        } else {
+            report::passes_markdown(&logged[k], &passes_k)
+        };
         println!(
-            "3D, model tree, from the log and every re-timing pass:\n\n{}",
-            report::passes_markdown(&log3, &r3)
+            "{}, per held-out instance, from the log{}:\n\n{table}",
+            learner.name(),
+            if offline { "" } else { " and every re-timing pass" }
         );
+    }
+
+    // 3D: the model tree and the worst-case ranking learner on the held-out 3D instances,
+    // re-timed in the same rounds.
+    let learners3 = [Learner::ModelTree, Learner::NeighboursWorst];
+    let p3: Vec<Predictor> = learners3
+        .iter()
+        .map(|&l| Predictor::fit(&rows3, l, &opts.search.space.tiles))
+        .collect::<Result<_, _>>()?;
+    let predicts3: Vec<_> = p3.iter().map(|p| move |f: &tune::Features| p.predict(f, 0)).collect();
+    let refs3: Vec<&dyn Fn(&tune::Features) -> tune::Candidate> =
+        predicts3.iter().map(|c| c as &dyn Fn(&tune::Features) -> tune::Candidate).collect();
+    let log3: Vec<Vec<EvalRow>> =
+        refs3.iter().map(|p| report::from_log(log.records(), &held3, p)).collect::<Result<_, _>>()?;
+    let r3: Vec<Vec<Vec<EvalRow>>> = if offline {
+        Vec::new()
+    } else {
+        (0..passes)
+            .map(|_| report::evaluate_many(log.records(), &held3, &refs3, &mut eval, &timing))
+            .collect::<Result<_, _>>()?
+    };
+    for (k, learner) in learners3.iter().enumerate() {
+        println!(
+            "3D, {}, per held-out instance, from the search log:\n\n{}",
+            learner.name(),
+            report::markdown(&log3[k])
+        );
+        if !offline {
+            let passes_k: Vec<Vec<EvalRow>> = r3.iter().map(|p| p[k].clone()).collect();
+            println!(
+                "3D, {}, from the log and every re-timing pass:\n\n{}",
+                learner.name(),
+                report::passes_markdown(&log3[k], &passes_k)
+            );
+        }
     }
 
     let mut all = cal.records.clone();

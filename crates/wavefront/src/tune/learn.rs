@@ -15,7 +15,9 @@
 //!
 //! Every model uses one [`Learner`]: the in-house M5P-style [`ModelTree`] (default),
 //! smartcore's CART regressor, linear regression (the thesis's chapter 4) or epsilon-SVR (the
-//! thesis's SMOreg).
+//! thesis's SMOreg). The ranking learners ([`crate::tune::neighbours`]) replace the executor
+//! and CPU tile models by a ranking of whole configurations on the nearest training instances
+//! and keep the model tree for the rest of the chain.
 
 use std::collections::BTreeMap;
 
@@ -30,6 +32,7 @@ use crate::error::{Result, WavefrontError};
 use crate::tune::driver::{Instance, Record};
 use crate::tune::features::Features;
 use crate::tune::model_tree::{LinearModel, ModelTree, TreeParams};
+use crate::tune::neighbours::{Aggregate, Neighbours};
 use crate::tune::space::{Candidate, snap_band, snap_halo, snap_tile, snap_tile_log2};
 
 /// One training example: an instance's features and one of its best configurations.
@@ -114,11 +117,25 @@ pub enum Learner {
     /// smartcore's epsilon-SVR with an RBF kernel on inputs scaled to [0, 1] (the thesis's
     /// chapter 4 SMOreg, which Weka also runs on normalised inputs).
     Svm,
+    /// No per-parameter regression for the CPU configuration: every legal (executor, tile) is
+    /// scored by its % of the best on the nearest training instances and the one with the
+    /// best worst score is taken ([`crate::tune::neighbours`]); the GPU decision, band and
+    /// halo come from the model-tree chain.
+    NeighboursWorst,
+    /// As [`Learner::NeighboursWorst`], ranking by the distance-weighted mean score.
+    NeighboursMean,
 }
 
 impl Learner {
     /// Every learner, for comparisons.
-    pub const ALL: [Learner; 4] = [Learner::ModelTree, Learner::Tree, Learner::Linear, Learner::Svm];
+    pub const ALL: [Learner; 6] = [
+        Learner::ModelTree,
+        Learner::Tree,
+        Learner::Linear,
+        Learner::Svm,
+        Learner::NeighboursWorst,
+        Learner::NeighboursMean,
+    ];
 
     /// The name used in tables and on the command line.
     pub fn name(self) -> &'static str {
@@ -127,6 +144,26 @@ impl Learner {
             Learner::Tree => "tree",
             Learner::Linear => "linear",
             Learner::Svm => "svm",
+            Learner::NeighboursWorst => "neighbours-worst",
+            Learner::NeighboursMean => "neighbours-mean",
+        }
+    }
+
+    /// The regressor behind the chain's models: the ranking learners keep the model tree for
+    /// the GPU decision, band and halo.
+    fn regressor(self) -> Learner {
+        match self {
+            Learner::NeighboursWorst | Learner::NeighboursMean => Learner::ModelTree,
+            l => l,
+        }
+    }
+
+    /// The ranking aggregate, for the ranking learners.
+    fn aggregate(self) -> Option<Aggregate> {
+        match self {
+            Learner::NeighboursWorst => Some(Aggregate::Worst),
+            Learner::NeighboursMean => Some(Aggregate::Mean),
+            _ => None,
         }
     }
 
@@ -136,7 +173,9 @@ impl Learner {
     /// An unknown name.
     pub fn by_name(name: &str) -> Result<Self> {
         Learner::ALL.into_iter().find(|l| l.name() == name).ok_or_else(|| {
-            WavefrontError::Tune(format!("unknown learner `{name}` (model-tree, tree, linear, svm)"))
+            WavefrontError::Tune(format!(
+                "unknown learner `{name}` (model-tree, tree, linear, svm, neighbours-worst, neighbours-mean)"
+            ))
         })
     }
 }
@@ -221,13 +260,16 @@ impl Regressor {
     /// A model of `ys` from `xs`; `empty` when there is no row at all (a decision never
     /// observed in training).
     fn fit(learner: Learner, xs: &[Vec<f64>], ys: &[f64], empty: f64) -> Result<Self> {
+        let learner = learner.regressor();
         let Some(&first) = ys.first() else { return Ok(Regressor::Constant(empty)) };
         if ys.iter().all(|&y| y == first) {
             // The thesis's SVM failed on constant targets (§3.2); a constant is the answer.
             return Ok(Regressor::Constant(first));
         }
         Ok(match learner {
-            Learner::ModelTree => Regressor::ModelTree(ModelTree::fit(xs, ys, &TreeParams::default())),
+            Learner::ModelTree | Learner::NeighboursWorst | Learner::NeighboursMean => {
+                Regressor::ModelTree(ModelTree::fit(xs, ys, &TreeParams::default()))
+            }
             Learner::Tree => {
                 let p = DecisionTreeRegressorParameters::default().with_min_samples_leaf(2);
                 Regressor::Tree(
@@ -314,6 +356,8 @@ pub struct Predictor {
     band: Regressor,
     /// From the features, band and `log2` CPU tile, on GPU rows only.
     halo: Regressor,
+    /// The ranking learners' CPU configuration (replaces the executor and CPU tile models).
+    neighbours: Option<Neighbours>,
 }
 
 impl Predictor {
@@ -375,6 +419,7 @@ impl Predictor {
                 &|r| r.candidate.halo as f64,
                 -1.0,
             )?,
+            neighbours: learner.aggregate().map(|a| Neighbours::fit(&rows, tiles, a)),
         })
     }
 
@@ -388,6 +433,9 @@ impl Predictor {
     pub fn predict(&self, f: &Features, gpus: usize) -> Candidate {
         let x = f.x();
         let gpu = gpus >= 1 && self.use_gpu.predict(&x) > 0.0;
+        if let Some(c) = self.neighbours.as_ref().filter(|_| !gpu).and_then(|n| n.predict(f)) {
+            return c;
+        }
         let parallel = gpu || self.parallel.predict(&x) > 0.0;
         let k = match (gpu, parallel) {
             (true, _) => 2,

@@ -37,6 +37,7 @@ mod evaluate;
 mod features;
 mod learn;
 mod model_tree;
+pub mod neighbours;
 pub mod report;
 mod rounds;
 pub mod space;
