@@ -189,10 +189,7 @@ pub(super) fn whole<K: SortKey>(keys: &mut [K], order: Order, t: &SortTuning) {
         return row_keys(keys, flip, &mut RowScratch::default(), t);
     }
     let key = |k: &K| radix_key(k, flip);
-    if (COARSE_MIN_LEN..=COARSE_MAX_LEN).contains(&keys.len())
-        && super::quick::available::<K>()
-        && std::env::var("HETKIT_SORT_COARSE").as_deref() != Ok("0")
-    {
+    if (COARSE_MIN_LEN..=COARSE_MAX_LEN).contains(&keys.len()) && super::quick::available::<K>() {
         let coarse = super::radix::scatter_msd_coarse(keys, K::Bits::BITS, &key, L2_BUCKET_MAX);
         let Some(b) = coarse else { return };
         return sort_coarse_buckets(&b, keys, flip, t);
