@@ -200,7 +200,7 @@ pub(super) fn whole<K: SortKey>(keys: &mut [K], order: Order, t: &SortTuning) {
 
 /// Whole arrays of 32-bit keys (where the vectorised quicksort runs) from this length up to
 /// [`COARSE_MAX_LEN`] take the coarse MSD scatter ([`MSD_COARSE_BITS`]-bit digit, its lines in
-/// L1) and sort each bucket in L2 by a second digit ([`bucket_two_level`]). A tuning parameter:
+/// L1) and sort each bucket in L2 by a second digit (`bucket_two_level`). A tuning parameter:
 /// below it the coarse buckets are short enough for the quicksort alone (2^13 keys).
 pub const COARSE_MIN_LEN: usize = 1 << 21;
 
@@ -212,12 +212,12 @@ pub const COARSE_MAX_LEN: usize = L2_BUCKET_MAX << MSD_COARSE_BITS;
 /// parameter): 2^17 keys of 4 bytes and the scratch of as many are 1 MiB, Zen 4's L2.
 pub const L2_BUCKET_MAX: usize = 1 << 17;
 
-/// Digit width of the in-cache second level of [`bucket_two_level`] (a tuning parameter):
+/// Digit width of the in-cache second level of `bucket_two_level` (a tuning parameter):
 /// 2^8 output streams stay in L1, and a 2^16-key bucket leaves parts of about 256 keys, the
 /// largest register network.
 pub const SUB_DIGIT_BITS: u32 = 8;
 
-/// Coarse buckets shorter than this go straight to the quicksort ([`bucket_keys`]): a second
+/// Coarse buckets shorter than this go straight to the quicksort (`bucket_keys`): a second
 /// digit pays only where it saves partition levels.
 const TWO_LEVEL_MIN: usize = 1 << 13;
 
@@ -434,7 +434,7 @@ struct RowScratch<K: SortKey> {
     bits: Vec<K::Bits>,
     tmp: Vec<K>,
     tmp32: Vec<u32>,
-    /// The second-level scatter's output ([`bucket_two_level`]).
+    /// The second-level scatter's output (`bucket_two_level`).
     sub32: Vec<u32>,
 }
 

@@ -262,7 +262,7 @@ where
     scatter_msd_from(data, key_bits, key)
 }
 
-/// Digit width of the coarse MSD scatter of [`scatter_msd_coarse`] (a tuning parameter): 2^8
+/// Digit width of the coarse MSD scatter of `scatter_msd_coarse` (a tuning parameter): 2^8
 /// write-combining lines are 16 KiB, inside the 32 KiB L1d, where the 2^12 lines of
 /// [`MSD_DIGIT_BITS`] (256 KiB) make every key's slot store miss L1. Its buckets (2^16 keys
 /// for 2^24 uniform keys) are sorted in L2 by a second, in-cache digit.
