@@ -6,7 +6,7 @@
 
 mod sort_common;
 
-use prefix_ops::sort::{self, NETWORK_MAX_LEN, Order, RADIX_PAR_MIN, RADIX_ROW_MIN};
+use prefix_ops::sort::{self, COARSE_MIN_LEN, NETWORK_MAX_LEN, Order, RADIX_PAR_MIN, RADIX_ROW_MIN};
 use proptest::prelude::*;
 use rand::Rng;
 use sort_common::*;
@@ -115,6 +115,37 @@ fn parallel_radix_sort_of_whole_arrays() {
             check_whole::<f64>(&mut rng, n, &shapes);
         }
     });
+}
+
+/// Whole arrays long enough for the coarse scatter (2^8 buckets, each sorted in L2 by a second
+/// digit), on more threads than the machine has, every shape and both orders; floats uniform in
+/// `[-1e6, 1e6]` (skewed: balanced buckets) and `[0, 1)` with a few NaNs.
+#[test]
+fn coarse_scatter_of_long_whole_arrays() {
+    on_threads(3, || {
+        let mut rng = hetkit_testkit::rng("coarse_scatter_of_long_whole_arrays");
+        let n = COARSE_MIN_LEN + 12_345;
+        for order in ORDERS {
+            for shape in SHAPES {
+                check_keys::<u32>(make(&mut rng, n, shape), order);
+            }
+            check_keys::<i32>(make(&mut rng, n, Shape::Random), order);
+            check_keys::<f32>(make(&mut rng, n, Shape::Edges), order);
+            check_keys::<f32>((0..n).map(|_| rng.random_range(-1.0e6f32..1.0e6)).collect(), order);
+            let unit = (0..n).map(|i| if i % 997 == 0 { f32::NAN } else { rng.random::<f32>() });
+            check_keys::<f32>(unit.collect(), order);
+        }
+    });
+}
+
+/// `sort::whole` of `input` against the oracle.
+fn check_keys<K: TestKey>(input: Vec<K>, order: Order) {
+    let n = input.len();
+    let mut want = input.clone();
+    reference(&mut want, &[0, n], order);
+    let mut got = input;
+    sort::whole(&mut got, order);
+    assert_same_keys(&got, &want, &format!("{} whole n={n} {order:?}", std::any::type_name::<K>()));
 }
 
 /// Keys whose top varying digit leaves most of them in one bucket: floats spread uniformly over

@@ -33,7 +33,9 @@ pub const RADIX_ROW_MIN: usize = 256;
 /// prefix sums cost more than they share out.
 pub const RADIX_PAR_MIN: usize = 1 << 16;
 
-pub use super::radix::{HUGE_PAGE_MIN_BYTES, MSD_DIGIT_BITS, MSD_FINE_BITS, PAR_DIGIT_BITS, SEQ_DIGIT_BITS};
+pub use super::radix::{
+    HUGE_PAGE_MIN_BYTES, MSD_COARSE_BITS, MSD_DIGIT_BITS, MSD_FINE_BITS, PAR_DIGIT_BITS, SEQ_DIGIT_BITS,
+};
 
 /// Rows (and segments, and arrays below [`RADIX_PAR_MIN`]) of 32-bit keys longer than the
 /// network's and at most this long sort by the vectorised quicksort when the CPU has AVX2,
@@ -187,8 +189,123 @@ pub(super) fn whole<K: SortKey>(keys: &mut [K], order: Order, t: &SortTuning) {
         return row_keys(keys, flip, &mut RowScratch::default(), t);
     }
     let key = |k: &K| radix_key(k, flip);
+    if (COARSE_MIN_LEN..=COARSE_MAX_LEN).contains(&keys.len()) && super::quick::available::<K>() {
+        let coarse = super::radix::scatter_msd_coarse(keys, K::Bits::BITS, &key, L2_BUCKET_MAX);
+        let Some(b) = coarse else { return };
+        return sort_coarse_buckets(&b, keys, flip, t);
+    }
     let Some(b) = super::radix::scatter_msd(keys, K::Bits::BITS, &key) else { return };
     sort_buckets(&b, keys, flip, t);
+}
+
+/// Whole arrays of 32-bit keys (where the vectorised quicksort runs) from this length up to
+/// [`COARSE_MAX_LEN`] take the coarse MSD scatter ([`MSD_COARSE_BITS`]-bit digit, its lines in
+/// L1) and sort each bucket in L2 by a second digit (`bucket_two_level`). A tuning parameter:
+/// below it the coarse buckets are short enough for the quicksort alone (2^13 keys).
+pub const COARSE_MIN_LEN: usize = 1 << 21;
+
+/// The longest whole array of the coarse path: 2^[`MSD_COARSE_BITS`] buckets of at most
+/// [`L2_BUCKET_MAX`] keys. Past it the 12-bit scatter's buckets stay nearer the cache.
+pub const COARSE_MAX_LEN: usize = L2_BUCKET_MAX << MSD_COARSE_BITS;
+
+/// Buckets of the coarse scatter up to this many keys sort on one thread in L2 (a tuning
+/// parameter): 2^17 keys of 4 bytes and the scratch of as many are 1 MiB, Zen 4's L2.
+pub const L2_BUCKET_MAX: usize = 1 << 17;
+
+/// Digit width of the in-cache second level of `bucket_two_level` (a tuning parameter):
+/// 2^8 output streams stay in L1, and a 2^16-key bucket leaves parts of about 256 keys, the
+/// largest register network.
+pub const SUB_DIGIT_BITS: u32 = 8;
+
+/// Coarse buckets shorter than this go straight to the quicksort (`bucket_keys`): a second
+/// digit pays only where it saves partition levels.
+const TWO_LEVEL_MIN: usize = 1 << 13;
+
+/// Sorts the buckets of the coarse scatter `b` into `dst` in parallel, each by
+/// [`bucket_two_level`] on one thread; a bucket past [`L2_BUCKET_MAX`] (skewed keys) goes
+/// through the 12-bit scatter as [`sort_buckets`] does.
+fn sort_coarse_buckets<K: SortKey>(
+    b: &super::radix::Buckets<K>,
+    dst: &mut [K],
+    flip: K::Bits,
+    t: &SortTuning,
+) {
+    let key = |k: &K| radix_key(k, flip);
+    split_segments(dst, &b.starts).into_par_iter().zip(split_buckets(b)).for_each_init(
+        RowScratch::default,
+        |s, (dst, src)| {
+            if src.len() <= L2_BUCKET_MAX {
+                bucket_two_level(src, dst, flip, s, t);
+            } else if let Some(inner) = super::radix::scatter_msd(src, K::Bits::BITS, &key) {
+                sort_buckets(&inner, dst, flip, t);
+            } else {
+                dst.copy_from_slice(src);
+            }
+        },
+    );
+}
+
+/// Sorts one coarse bucket of 32-bit keys `src` into `dst` (as long), in L2: one counting
+/// scatter on the bucket's top [`SUB_DIGIT_BITS`] varying bits (direct stores, 2^8 streams),
+/// then every part by the vectorised quicksort (about 256 keys: straight to the register
+/// networks). `u32` keys ascending scatter into `dst` itself; others into scratch bits, mapped
+/// back once. Needs [`super::quick::available`].
+fn bucket_two_level<K: SortKey>(
+    src: &[K],
+    dst: &mut [K],
+    flip: K::Bits,
+    s: &mut RowScratch<K>,
+    t: &SortTuning,
+) {
+    const PARTS: usize = 1 << SUB_DIGIT_BITS;
+    let n = src.len();
+    if n < TWO_LEVEL_MIN {
+        return bucket_keys(src, dst, flip, s, t);
+    }
+    let bits = |k: &K| radix_key(k, flip) as u32;
+    let k0 = bits(&src[0]);
+    let diff = src.iter().fold(0u32, |d, k| d | (bits(k) ^ k0));
+    if diff == 0 {
+        return dst.copy_from_slice(src);
+    }
+    let shift = (u32::BITS - diff.leading_zeros()).saturating_sub(SUB_DIGIT_BITS);
+    let part = |b: u32| ((b >> shift) as usize) & (PARTS - 1);
+    let mut count = [0usize; PARTS];
+    for k in src {
+        count[part(bits(k))] += 1;
+    }
+    let mut at = [0usize; PARTS];
+    super::radix::exclusive_prefix(&count, &mut at);
+    let starts = at;
+    let mut scatter = |out: &mut [u32]| {
+        for k in src {
+            let b = bits(k);
+            let p = part(b);
+            out[at[p]] = b;
+            at[p] += 1;
+        }
+    };
+    s.tmp32.resize(n, 0);
+    let sort_parts = |out: &mut [u32], tmp: &mut [u32]| {
+        for (&from, &len) in starts.iter().zip(&count) {
+            if len > 1 {
+                super::quick::sort(&mut out[from..from + len], &mut tmp[..len], t.wide_net_min);
+            }
+        }
+    };
+    if let Some(out) = own_bits(dst, flip) {
+        scatter(out);
+        sort_parts(out, &mut s.tmp32);
+    } else {
+        let mut sub = std::mem::take(&mut s.sub32);
+        sub.resize(n, 0);
+        scatter(&mut sub);
+        sort_parts(&mut sub, &mut s.tmp32);
+        for (k, &b) in dst.iter_mut().zip(&sub) {
+            *k = K::from_bits_ordered(K::Bits::from_u64(b as u64).xor(flip));
+        }
+        s.sub32 = sub;
+    }
 }
 
 /// Sorts the buckets of `b` into `dst` (as long), in parallel: each in cache on one thread, or,
@@ -317,11 +434,13 @@ struct RowScratch<K: SortKey> {
     bits: Vec<K::Bits>,
     tmp: Vec<K>,
     tmp32: Vec<u32>,
+    /// The second-level scatter's output (`bucket_two_level`).
+    sub32: Vec<u32>,
 }
 
 impl<K: SortKey> Default for RowScratch<K> {
     fn default() -> Self {
-        RowScratch { bits: Vec::new(), tmp: Vec::new(), tmp32: Vec::new() }
+        RowScratch { bits: Vec::new(), tmp: Vec::new(), tmp32: Vec::new(), sub32: Vec::new() }
     }
 }
 
@@ -494,4 +613,75 @@ fn split_segments<'a, T>(data: &'a mut [T], offsets: &[usize]) -> Vec<&'a mut [T
         rest = tail;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// splitmix64, so the test needs no generator crate.
+    fn bits(seed: u64, n: usize) -> Vec<u64> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                let z = (s ^ (s >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                z ^ (z >> 31)
+            })
+            .collect()
+    }
+
+    /// Buckets of 32-bit keys in the shapes the second level must survive: uniform, a narrow
+    /// range, few distinct values, all equal, one part holding nearly every key, sorted,
+    /// reversed; floats with NaNs of both signs, both zeros and infinities.
+    fn buckets(n: usize) -> Vec<(&'static str, Vec<u32>)> {
+        let r = bits(n as u64, n);
+        vec![
+            ("uniform", r.iter().map(|&x| x as u32).collect()),
+            ("narrow", r.iter().map(|&x| 0x4000_0000 + (x % 5000) as u32).collect()),
+            ("few", r.iter().map(|&x| (x % 3) as u32 * 0x0100_0000).collect()),
+            ("equal", vec![77; n]),
+            (
+                "one part",
+                r.iter()
+                    .enumerate()
+                    .map(|(i, &x)| if i % 1000 == 0 { u32::MAX } else { x as u32 & 0xFFFF })
+                    .collect(),
+            ),
+            ("sorted", (0..n as u32).collect()),
+            ("reversed", (0..n as u32).rev().collect()),
+        ]
+    }
+
+    fn check<K: SortKey>(what: &str, src: &[K], flip: K::Bits) {
+        let mut want: Vec<K::Bits> = src.iter().map(|k| k.to_bits_ordered().xor(flip)).collect();
+        want.sort_unstable();
+        let mut dst = src.to_vec();
+        bucket_two_level(src, &mut dst, flip, &mut RowScratch::default(), &SortTuning::DEFAULT);
+        let got: Vec<K::Bits> = dst.iter().map(|k| k.to_bits_ordered().xor(flip)).collect();
+        assert!(got == want, "{what}: {} keys, flip {flip:?}", src.len());
+    }
+
+    #[test]
+    fn two_level_bucket_sort_matches_std() {
+        if !super::super::quick::available::<u32>() {
+            return;
+        }
+        for n in [TWO_LEVEL_MIN - 1, TWO_LEVEL_MIN, 3 * TWO_LEVEL_MIN + 7, (1 << 16) + 123] {
+            for (what, keys) in buckets(n) {
+                check::<u32>(what, &keys, 0);
+                check::<u32>(what, &keys, u32::MAX);
+                let ints: Vec<i32> = keys.iter().map(|&k| k as i32).collect();
+                check::<i32>(what, &ints, 0);
+                let floats: Vec<f32> = keys.iter().map(|&k| f32::from_bits(k)).collect();
+                check::<f32>(what, &floats, 0);
+                check::<f32>(what, &floats, u32::MAX);
+            }
+            let edges = [f32::NAN, -f32::NAN, -0.0, 0.0, 1.0, -1.0, f32::INFINITY, f32::NEG_INFINITY, 2.5];
+            let floats: Vec<f32> = bits(3, n).iter().map(|&x| edges[x as usize % edges.len()]).collect();
+            check::<f32>("edges", &floats, 0);
+            check::<f32>("edges", &floats, u32::MAX);
+        }
+    }
 }

@@ -262,6 +262,27 @@ where
     scatter_msd_from(data, key_bits, key)
 }
 
+/// Digit width of the coarse MSD scatter of `scatter_msd_coarse` (a tuning parameter): 2^8
+/// write-combining lines are 16 KiB, inside the 32 KiB L1d, where the 2^12 lines of
+/// [`MSD_DIGIT_BITS`] (256 KiB) make every key's slot store miss L1. Its buckets (2^16 keys
+/// for 2^24 uniform keys) are sorted in L2 by a second, in-cache digit.
+pub const MSD_COARSE_BITS: u32 = 8;
+
+/// [`scatter_msd`] into at most 2^[`MSD_COARSE_BITS`] buckets, each of at most `bucket_max`
+/// keys where the 16-bit histogram allows (plain digit, else balanced runs of it).
+pub(crate) fn scatter_msd_coarse<E, F>(
+    data: &[E],
+    key_bits: u32,
+    key: &F,
+    bucket_max: usize,
+) -> Option<Buckets<E>>
+where
+    E: Copy + Send + Sync,
+    F: Fn(&E) -> u64 + Sync,
+{
+    scatter_msd_digit::<E, F, [E], MSD_COARSE_BITS>(data, key_bits, key, bucket_max)
+}
+
 /// Where [`scatter_msd_from`] reads its elements: a slice, or keys and values side by side
 /// (which the scatter packs into pairs as it goes, sparing a pass that builds them).
 pub(crate) trait Source<E>: Sync {
@@ -315,7 +336,23 @@ where
     F: Fn(&E) -> u64 + Sync,
     S: Source<E> + ?Sized,
 {
-    const D: u32 = MSD_DIGIT_BITS;
+    scatter_msd_digit::<E, F, S, MSD_DIGIT_BITS>(data, key_bits, key, super::cpu::MSD_BUCKET_MAX)
+}
+
+/// The MSD scatter into at most 2^`D` buckets (`D <= MSD_FINE_BITS`): the plain `D`-bit digit
+/// where it leaves no bucket above `bucket_max` keys, else runs of the fine digit balanced by
+/// their counts.
+fn scatter_msd_digit<E, F, S, const D: u32>(
+    data: &S,
+    key_bits: u32,
+    key: &F,
+    bucket_max: usize,
+) -> Option<Buckets<E>>
+where
+    E: Copy + Send + Sync,
+    F: Fn(&E) -> u64 + Sync,
+    S: Source<E> + ?Sized,
+{
     const FINE_MASK: u64 = (1 << MSD_FINE_BITS) - 1;
     let n = data.len();
     let first = data.first()?;
@@ -360,10 +397,10 @@ where
         (0..1 << MSD_FINE_BITS).map(|f| fine.iter().map(|h| h[f] as usize).sum()).collect();
     // Where the plain top digit already leaves every bucket in cache (uniform keys), it is
     // the bucket: no table lookup per key in the scatter.
-    const GROUP: usize = 1 << (MSD_FINE_BITS - D);
-    let plain = fine_global.chunks(GROUP).all(|g| g.iter().sum::<usize>() <= super::cpu::MSD_BUCKET_MAX);
+    let group: usize = 1 << (MSD_FINE_BITS - D);
+    let plain = fine_global.chunks(group).all(|g| g.iter().sum::<usize>() <= bucket_max);
     let (map, buckets) = if plain {
-        ((0..1u32 << MSD_FINE_BITS).map(|f| (f as usize / GROUP) as u16).collect(), 1 << D)
+        ((0..1u32 << MSD_FINE_BITS).map(|f| (f as usize / group) as u16).collect(), 1 << D)
     } else {
         balance(&fine_global, n, 1 << D)
     };
@@ -521,7 +558,7 @@ impl<E> Buffer<E> {
 }
 
 /// `out[b] = sum of h[..b]`.
-fn exclusive_prefix(h: &[usize], out: &mut [usize]) {
+pub(crate) fn exclusive_prefix(h: &[usize], out: &mut [usize]) {
     let mut sum = 0;
     for (o, &c) in out.iter_mut().zip(h) {
         *o = sum;
