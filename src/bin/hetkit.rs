@@ -169,7 +169,7 @@ enum Tune {
         /// A run longer than this (ms) is not repeated and its configuration is capped.
         #[arg(long, default_value_t = 2000)]
         cap_ms: u64,
-        /// Parameter learner: model-tree, tree, linear or svm.
+        /// Parameter learner: model-tree, tree, linear, svm, neighbours-worst or neighbours-mean.
         #[arg(long, default_value = "model-tree")]
         learner: String,
         /// The smaller 2D-only training grid.
