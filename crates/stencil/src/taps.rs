@@ -506,6 +506,25 @@ unsafe fn exact_group_n<V: Lanes, const U: usize, const N: usize>(
     }
 }
 
+/// The `U` centre-row vectors of a group starting at `c`, with the vector before and the one
+/// after it, from which the star kernels build the shifted centre-row terms.
+///
+/// # Safety
+/// `c - V::N .. c + (U + 1) * V::N` must lie inside the centre plane.
+#[inline(always)]
+unsafe fn centre_window<V: Lanes, const U: usize>(c: *const V::E) -> (V, [V; U], V) {
+    // SAFETY: the caller guarantees the window above.
+    unsafe {
+        let prev = V::load(c.sub(V::N));
+        let next = V::load(c.add(U * V::N));
+        let mut row = [prev; U];
+        for (u, r) in row.iter_mut().enumerate() {
+            *r = V::load(c.add(u * V::N));
+        }
+        (prev, row, next)
+    }
+}
+
 /// [`exact_group_n`] with the centre row's shifted terms (`window[m] != MEMORY`) built from
 /// the `U + 2` vectors of the centre row around the group (`c` is the row's first interior
 /// point) by lane shifts rather than loaded: in a group aligned to the centre row those loads
@@ -523,12 +542,7 @@ unsafe fn exact_group_window<V: Lanes, const U: usize, const N: usize>(
     // vectors before and after it inside the centre plane.
     unsafe {
         let c = c.add(q);
-        let prev = V::load(c.sub(V::N));
-        let next = V::load(c.add(U * V::N));
-        let mut row = [prev; U];
-        for u in 0..U {
-            row[u] = V::load(c.add(u * V::N));
-        }
+        let (prev, row, next) = centre_window::<V, U>(c);
         // The stars' order (see `star_window`), written out so that each term's source and
         // shift is fixed at compile time.
         let mut acc = [w[0]; U];
@@ -764,12 +778,7 @@ unsafe fn fast_group_star<V: Lanes, const U: usize, const N: usize>(
     // vectors before and after it inside the centre plane.
     unsafe {
         let c = c.add(q);
-        let prev = V::load(c.sub(V::N));
-        let next = V::load(c.add(U * V::N));
-        let mut row = [prev; U];
-        for u in 0..U {
-            row[u] = V::load(c.add(u * V::N));
-        }
+        let (prev, row, next) = centre_window::<V, U>(c);
         let at = |r: usize, u: usize| src[r].add(q + u * V::N);
         let mut acc = [prev; U];
         for u in 0..U {
